@@ -1,0 +1,13 @@
+module github.com/vaultgate/vaultgate
+
+go 1.26.0
+
+require (
+	github.com/BurntSushi/toml v1.6.0 // indirect
+	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	github.com/mark3labs/mcp-go v1.2.1 // indirect
+	github.com/spf13/afero v1.15.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
+	mvdan.cc/sh/v3 v3.14.1 // indirect
+)

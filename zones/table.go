@@ -1,0 +1,317 @@
+package zones
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Entry is one configured zone: a vault-relative path ("." for the whole
+// vault) or, for bash only, an absolute path outside the vault.
+type Entry struct {
+	Path string
+	Mode Mode
+}
+
+// ControlNames are file and folder names that run code or configure the
+// agent wherever they appear in a vault: they are always protected.
+var ControlNames = []string{".git", ".claude", ".mcp.json", ".vscode"}
+
+// Options are the parts of a table that do not come from the zone lists.
+type Options struct {
+	// FoldOnly matches paths by their case-folded spelling only: right for a
+	// vault on a file system that folds case, where "Notes/x" is "notes/x".
+	// When false, a path's zone is the stricter of exact and folded matching.
+	FoldOnly bool
+	// Protect and Hide are control paths (absolute, or vault-relative) capped
+	// at protected or hidden whatever the entries say: the config file, the
+	// audit log, the state folder.
+	Protect []string
+	Hide    []string
+}
+
+// Table answers which zone a path is in. It is immutable once built and safe
+// for concurrent use.
+type Table struct {
+	vault    string // absolute, cleaned, NFC
+	entries  []Entry
+	exact    map[string]Mode // entry path → mode
+	folded   map[string]Mode // folded entry path → mode
+	caps     map[string]Mode // control path → the most it may be
+	capsFold map[string]Mode
+	foldOnly bool
+}
+
+// New builds a table for the vault at the absolute path vault. Entry paths
+// must already be normalised (see Normalize); New rejects duplicates, paths
+// listed in two zones, and relative paths that leave the vault.
+func New(vault string, entries []Entry, opt Options) (*Table, error) {
+	if !path.IsAbs(vault) {
+		return nil, fmt.Errorf("zones: vault %q is not an absolute path", vault)
+	}
+	t := &Table{
+		vault:    norm.NFC.String(path.Clean(vault)),
+		exact:    make(map[string]Mode, len(entries)),
+		folded:   make(map[string]Mode, len(entries)),
+		caps:     make(map[string]Mode),
+		capsFold: make(map[string]Mode),
+		foldOnly: opt.FoldOnly,
+	}
+	for _, e := range entries {
+		p, _, err := Normalize(t.vault, e.Path)
+		if err != nil {
+			return nil, err
+		}
+		if e.Mode == NoZone || e.Mode >= numModes {
+			return nil, fmt.Errorf("zones: %q: invalid zone mode %d", e.Path, e.Mode)
+		}
+		if prev, dup := t.exact[p]; dup {
+			return nil, &DuplicateError{Path: p, First: prev, Second: e.Mode}
+		}
+		f := fold(p)
+		if prev, dup := t.folded[f]; dup && prev != e.Mode {
+			// "Notes" write and "notes" protected can't both hold on a
+			// folding file system, and on any other the stricter one would
+			// win silently: make the user decide.
+			return nil, &DuplicateError{Path: p, First: prev, Second: e.Mode}
+		}
+		t.exact[p] = e.Mode
+		if prev, ok := t.folded[f]; !ok || e.Mode < prev {
+			t.folded[f] = e.Mode
+		}
+		t.entries = append(t.entries, Entry{Path: p, Mode: e.Mode})
+	}
+	addCaps := func(paths []string, m Mode) error {
+		for _, raw := range paths {
+			p, _, err := Normalize(t.vault, raw)
+			if err != nil {
+				return err
+			}
+			if old, ok := t.caps[p]; !ok || m < old {
+				t.caps[p] = m
+			}
+			f := fold(p)
+			if old, ok := t.capsFold[f]; !ok || m < old {
+				t.capsFold[f] = m
+			}
+		}
+		return nil
+	}
+	if err := addCaps(opt.Protect, Protected); err != nil {
+		return nil, err
+	}
+	if err := addCaps(opt.Hide, Hidden); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(t.entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	return t, nil
+}
+
+// DuplicateError is a path listed in two zones.
+type DuplicateError struct {
+	Path          string
+	First, Second Mode
+}
+
+func (e *DuplicateError) Error() string {
+	if e.First == e.Second {
+		return fmt.Sprintf("%q is listed twice in zone %s", e.Path, e.First)
+	}
+	return fmt.Sprintf("%q is listed in two zones: %s and %s", e.Path, e.First, e.Second)
+}
+
+// Vault returns the vault root the table was built for.
+func (t *Table) Vault() string { return t.vault }
+
+// Entries returns the configured entries, sorted by path.
+func (t *Table) Entries() []Entry { return slices.Clone(t.entries) }
+
+// Zone returns the zone of p, a path as Normalize returns it: vault-relative
+// ("." is the root) or absolute outside the vault. It does not allocate for
+// ASCII paths.
+func (t *Table) Zone(p string) Mode {
+	var buf [256]byte
+	f := foldInto(buf[:0], p)
+	if t.foldOnly {
+		return min(lookup(t.folded, f), capOf(t.capsFold, f), controlCap(f))
+	}
+	return min(lookup(t.exact, p), lookup(t.folded, f), capOf(t.caps, p), capOf(t.capsFold, f), controlCap(f))
+}
+
+// lookup finds the longest entry that is p or a folder above it.
+func lookup[K ~string | ~[]byte](m map[string]Mode, p K) Mode {
+	for {
+		if mode, ok := m[string(p)]; ok {
+			return mode
+		}
+		i := lastSlash(p)
+		switch {
+		case i > 0:
+			p = p[:i]
+		case i == 0 && len(p) > 1: // "/x" → "/"
+			p = p[:1]
+		case len(p) == 1 && p[0] == '.':
+			return NoZone
+		case i < 0:
+			// a relative path's last hope is the vault root entry
+			if mode, ok := m["."]; ok {
+				return mode
+			}
+			return NoZone
+		default:
+			return NoZone
+		}
+	}
+}
+
+// capOf returns the strictest cap on p or any folder above it (Write if none).
+func capOf[K ~string | ~[]byte](m map[string]Mode, p K) Mode {
+	c := Write
+	if len(m) == 0 {
+		return c
+	}
+	for {
+		if mode, ok := m[string(p)]; ok && mode < c {
+			c = mode
+		}
+		i := lastSlash(p)
+		switch {
+		case i > 0:
+			p = p[:i]
+		case i == 0 && len(p) > 1:
+			p = p[:1]
+		default:
+			return c
+		}
+	}
+}
+
+// controlCap protects every path with a control name among its components.
+// f is folded, so ".GIT" and ".Claude" are caught too.
+func controlCap[K ~string | ~[]byte](f K) Mode {
+	for len(f) > 0 {
+		i := 0
+		for i < len(f) && f[i] != '/' {
+			i++
+		}
+		if isControlName(f[:i]) {
+			return Protected
+		}
+		if i == len(f) {
+			break
+		}
+		f = f[i+1:]
+	}
+	return Write
+}
+
+func isControlName[K ~string | ~[]byte](c K) bool {
+	switch string(c) { // the compiler does not allocate for a switch on string(b)
+	case ".git", ".claude", ".mcp.json", ".vscode":
+		return true
+	}
+	return false
+}
+
+func lastSlash[K ~string | ~[]byte](p K) int {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// foldInto appends the case-folded NFC spelling of p to dst. ASCII is folded
+// in place; anything else goes through Unicode full case folding (so "ſ"
+// becomes "s" and the Kelvin sign "k") and NFC again, since folding may
+// leave a string unnormalised.
+func foldInto(dst []byte, p string) []byte {
+	for i := 0; i < len(p); i++ {
+		if p[i] >= utf8.RuneSelf {
+			// Most names are already folded (lower case): Span proves it
+			// without building a new string. p is NFC, so it stays valid.
+			b := unsafe.Slice(unsafe.StringData(p), len(p)) // read only
+			if n, err := folder.Span(b, true); n == len(p) && err == nil {
+				return append(dst, p...)
+			}
+			return append(dst, fold(p)...)
+		}
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+var folder = cases.Fold() // stateless, safe for concurrent use
+
+func fold(p string) string {
+	return norm.NFC.String(folder.String(norm.NFC.String(p)))
+}
+
+// Fold returns the spelling of p that case-insensitive matching compares.
+func Fold(p string) string { return fold(p) }
+
+// IsAnchor reports whether p is the root of a configured zone (or the vault
+// itself): such folders can't be deleted or moved, since the config names them.
+func (t *Table) IsAnchor(p string) bool {
+	if p == "." {
+		return true
+	}
+	f := fold(p)
+	for _, e := range t.entries {
+		if e.Path == p || (fold(e.Path) == f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Within returns the entries and control paths strictly inside p, with the
+// mode each would give. An effect on p's whole subtree needs its permission in
+// every one of them, besides p's own zone.
+func (t *Table) Within(p string) []Entry {
+	var out []Entry
+	fp := fold(p)
+	inside := func(q string) bool {
+		if p == "." {
+			return !path.IsAbs(q) && q != "."
+		}
+		return strings.HasPrefix(q, p+"/") || strings.HasPrefix(fold(q), fp+"/")
+	}
+	for _, e := range t.entries {
+		if inside(e.Path) {
+			out = append(out, Entry{Path: e.Path, Mode: t.Zone(e.Path)})
+		}
+	}
+	for c := range t.caps {
+		if inside(c) {
+			out = append(out, Entry{Path: c, Mode: t.Zone(c)})
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// Where returns the configured zone roots in which op is allowed, for a
+// reason that tells the model where it may go instead.
+func (t *Table) Where(op Op) []string {
+	var out []string
+	for _, e := range t.entries {
+		if e.Mode.Allows(op) && t.Zone(e.Path).Allows(op) {
+			out = append(out, e.Path)
+		}
+	}
+	return out
+}

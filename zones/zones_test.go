@@ -1,0 +1,264 @@
+package zones
+
+import (
+	"testing"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+const vault = "/home/u/Notes"
+
+// sample is the zone set of testdata/vault.toml.
+func sample(t testing.TB, opt Options) *Table {
+	t.Helper()
+	tab, err := New(vault, []Entry{
+		{"мета/бобер", Write},
+		{"💬 чаты", Create},
+		{".", Edit},
+		{".obsidian", Protected},
+		{"мета", Protected},
+		{"секрет", Hidden},
+	}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
+// TestAllowsTable is the zone table of DESIGN.md §3, cell by cell.
+func TestAllowsTable(t *testing.T) {
+	want := map[Mode]string{
+		// read create modify delete move-out move-in link exec
+		Write:     "RCMDOIL-",
+		Edit:      "RCM-OI--",
+		Create:    "RC---I--",
+		Protected: "R-------",
+		Hidden:    "--------",
+		NoZone:    "--------",
+	}
+	letters := "RCMDOILX"
+	for m, row := range want {
+		for op := Op(0); op < numOps; op++ {
+			got := m.Allows(op)
+			exp := row[op] == letters[op]
+			if got != exp {
+				t.Errorf("%s allows %s = %v, want %v", m, op, got, exp)
+			}
+		}
+	}
+}
+
+func TestLaunders(t *testing.T) {
+	cases := []struct {
+		from, to Mode
+		want     bool
+	}{
+		{Edit, Write, true}, {Write, Edit, false}, {Edit, Edit, false},
+		{Write, Write, false}, {Edit, Create, false}, {Create, Write, true},
+	}
+	for _, c := range cases {
+		if got := Launders(c.from, c.to); got != c.want {
+			t.Errorf("Launders(%s, %s) = %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+}
+
+func TestZone(t *testing.T) {
+	tab := sample(t, Options{
+		Protect: []string{"/home/u/.config/vaultgate/notes.toml", "vault.toml"},
+		Hide:    []string{"/home/u/.local/state/vaultgate", "logs/audit.jsonl"},
+	})
+	nfd := norm.NFD.String("мета/й.md") // й decomposes
+	cases := []struct {
+		path string
+		want Mode
+	}{
+		{".", Edit},
+		{"notes/x.md", Edit},
+		{"мета/x", Protected},
+		{"мета", Protected},
+		{"мета/бобер/x", Write},
+		{"мета/бобер", Write},
+		{"мета/бобер/a/b/c/d.md", Write},
+		{"💬 чаты/x", Create},
+		{".obsidian/app.json", Protected},
+		{"секрет/пароли.md", Hidden},
+		// component-wise: a sibling with the same prefix is not inside
+		{"мета2/x", Edit},
+		{"мета_old/x", Edit},
+		{"мета/бобер2/x", Protected},
+		{".obsidian2", Edit},
+		// case folding: the stricter of exact and folded
+		{"МЕТА/x", Protected},
+		{"Мета/Бобер/x", Edit}, // exact: only "." (edit); folded: мета/бобер (write); the stricter wins
+		{".Obsidian/app.json", Protected},
+		{".obſidian/app.json", Protected}, // ſ folds to s
+		{".OBSIDIAN", Protected},
+		{"СЕКРЕТ/x", Hidden},
+		// control paths, whatever the config says
+		{".git/hooks/pre-commit", Protected},
+		{".git", Protected},
+		{"sub/.git/config", Protected},
+		{".GIT/config", Protected},
+		{".claude/settings.json", Protected},
+		{".mcp.json", Protected},
+		{".vscode/tasks.json", Protected},
+		{"мета/бобер/.git/x", Protected},
+		{"vault.toml", Protected},
+		{"logs/audit.jsonl", Hidden},
+		{"logs/other.jsonl", Edit},
+		// outside the vault: no zone unless an absolute entry covers it
+		{"/etc/passwd", NoZone},
+		{"/home/u/.local/state/vaultgate/audit.jsonl", NoZone},
+	}
+	for _, c := range cases {
+		if got := tab.Zone(c.path); got != c.want {
+			t.Errorf("Zone(%q) = %s, want %s", c.path, got, c.want)
+		}
+	}
+	p, _, err := Normalize(vault, nfd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tab.Zone(p); got != Protected {
+		t.Errorf("NFD spelling of мета/й.md: zone %s, want protected", got)
+	}
+}
+
+func TestFoldOnly(t *testing.T) {
+	tab := sample(t, Options{FoldOnly: true})
+	for p, want := range map[string]Mode{
+		"Мета/Бобер/x": Write, // on a folding file system this IS мета/бобер/x
+		"МЕТА/x":       Protected,
+		"Notes/x":      Edit,
+		".obſidian/x":  Protected,
+	} {
+		if got := tab.Zone(p); got != want {
+			t.Errorf("fold-only Zone(%q) = %s, want %s", p, got, want)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	cases := []struct {
+		in, want string
+		inside   bool
+		err      error
+	}{
+		{"мета/../мета/x", "мета/x", true, nil},
+		{"notes/../../x", "/home/u/x", false, nil},
+		{"../Notes2/x", "/home/u/Notes2/x", false, nil},
+		{"/home/u/Notes/мета/x", "мета/x", true, nil},
+		{"/home/u/Notes", ".", true, nil},
+		{"/home/u/Notes/", ".", true, nil},
+		{"/home/u/Notes2/x", "/home/u/Notes2/x", false, nil},
+		{"./a//b/./c/", "a/b/c", true, nil},
+		{".", ".", true, nil},
+		{"..", "/home/u", false, nil},
+		{"/etc/../etc/passwd", "/etc/passwd", false, nil},
+		{norm.NFD.String("мета/й"), "мета/й", true, nil},
+		{"", "", false, ErrEmptyPath},
+		{"a\x00b", "", false, ErrNULInPath},
+	}
+	for _, c := range cases {
+		got, inside, err := Normalize(vault, c.in)
+		if err != c.err || got != c.want || inside != c.inside {
+			t.Errorf("Normalize(%q) = %q, %v, %v; want %q, %v, %v", c.in, got, inside, err, c.want, c.inside, c.err)
+		}
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	bad := [][]Entry{
+		{{"a", Edit}, {"a", Write}},
+		{{"a", Edit}, {"a/", Edit}},
+		{{"Notes", Write}, {"notes", Protected}},
+		{{"", Edit}},
+		{{"a\x00", Edit}},
+		{{"a", NoZone}},
+	}
+	for _, entries := range bad {
+		if _, err := New(vault, entries, Options{}); err == nil {
+			t.Errorf("New(%v) accepted", entries)
+		}
+	}
+	if _, err := New("relative", nil, Options{}); err == nil {
+		t.Error("New accepted a relative vault")
+	}
+}
+
+func TestAbsoluteEntries(t *testing.T) {
+	tab, err := New(vault, []Entry{{".", Edit}, {"/srv/shared", Write}, {"/srv/shared/ro", Protected}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]Mode{
+		"/srv/shared/x":    Write,
+		"/srv/shared/ro/x": Protected,
+		"/srv/sharedx":     NoZone,
+		"/srv":             NoZone,
+		"notes":            Edit,
+	} {
+		if got := tab.Zone(p); got != want {
+			t.Errorf("Zone(%q) = %s, want %s", p, got, want)
+		}
+	}
+}
+
+func TestNoRootEntry(t *testing.T) {
+	tab, err := New(vault, []Entry{{"notes", Edit}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tab.Zone("other/x"); got != NoZone {
+		t.Errorf("uncovered path: %s, want none", got)
+	}
+	if got := tab.Zone("."); got != NoZone {
+		t.Errorf("root: %s, want none", got)
+	}
+}
+
+func TestAnchorsWithinWhere(t *testing.T) {
+	tab := sample(t, Options{Hide: []string{"state"}})
+	for p, want := range map[string]bool{".": true, "мета": true, "мета/бобер": true, "МЕТА": true, "мета/x": false, "notes": false} {
+		if got := tab.IsAnchor(p); got != want {
+			t.Errorf("IsAnchor(%q) = %v", p, got)
+		}
+	}
+	within := tab.Within("мета")
+	if len(within) != 1 || within[0].Path != "мета/бобер" || within[0].Mode != Write {
+		t.Errorf("Within(мета) = %v", within)
+	}
+	all := tab.Within(".")
+	if len(all) != 6 { // 5 entries below the root, and the state cap
+		t.Errorf("Within(.) = %v", all)
+	}
+	where := tab.Where(OpDelete)
+	if len(where) != 1 || where[0] != "мета/бобер" {
+		t.Errorf("Where(delete) = %v", where)
+	}
+	if w := tab.Where(OpCreate); len(w) != 3 {
+		t.Errorf("Where(create) = %v", w)
+	}
+}
+
+func TestNames(t *testing.T) {
+	for op := Op(0); op < numOps; op++ {
+		back, ok := ParseOp(op.String())
+		if !ok || back != op {
+			t.Errorf("op %d round trip failed", op)
+		}
+	}
+	for m := Hidden; m < numModes; m++ {
+		back, ok := ParseMode(m.String())
+		if !ok || back != m {
+			t.Errorf("mode %d round trip failed", m)
+		}
+	}
+	if _, ok := ParseMode("none"); ok {
+		t.Error("none parsed as a configurable mode")
+	}
+	if _, ok := ParseMode("Write"); ok {
+		t.Error("mode names are case-sensitive")
+	}
+}
