@@ -1,0 +1,482 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// file mirrors the TOML document. Keys are the contract of DESIGN.md §2.
+type file struct {
+	Vault         string          `toml:"vault"`
+	Lang          string          `toml:"lang"`
+	CaseSensitive caseSensitivity `toml:"case_sensitive"`
+	Audit         auditFile       `toml:"audit"`
+	Zones         zonesFile       `toml:"zones"`
+	Rules         rulesFile       `toml:"rules"`
+	Bash          bashFile        `toml:"bash"`
+	Hook          hookFile        `toml:"hook"`
+	HTTP          tokenFile       `toml:"http"`
+	Agents        map[string]toml.Primitive
+}
+
+type auditFile struct {
+	Path    string `toml:"path"`
+	MaxSize size   `toml:"max_size"`
+}
+
+type zonesFile struct {
+	Write     []string `toml:"write"`
+	Create    []string `toml:"create"`
+	Edit      []string `toml:"edit"`
+	Protected []string `toml:"protected"`
+	Hidden    []string `toml:"hidden"`
+}
+
+type rulesFile struct {
+	ReadBeforeWrite bool `toml:"read_before_write"`
+}
+
+type bashFile struct {
+	Enabled    bool         `toml:"enabled"`
+	Timeout    duration     `toml:"timeout"`
+	MaxTimeout duration     `toml:"max_timeout"`
+	Network    bool         `toml:"network"`
+	Wall       string       `toml:"wall"`
+	RunAs      string       `toml:"run_as"`
+	Env        []string     `toml:"env"`
+	Allow      []string     `toml:"allow"`
+	Secrets    []secretFile `toml:"secrets"`
+}
+
+type secretFile struct {
+	Name     string   `toml:"name"`
+	FromEnv  string   `toml:"from_env"`
+	Commands []string `toml:"commands"`
+}
+
+type hookFile struct {
+	ServerName string   `toml:"server_name"`
+	Allow      []string `toml:"allow"`
+}
+
+type tokenFile struct {
+	TokenEnv  string `toml:"token_env"`
+	TokenFile string `toml:"token_file"`
+}
+
+// agentFile is what an [agents.NAME] table may set.
+type agentFile struct {
+	Lang      string    `toml:"lang"`
+	Zones     zonesFile `toml:"zones"`
+	Rules     rulesFile `toml:"rules"`
+	Bash      bashFile  `toml:"bash"`
+	Hook      hookFile  `toml:"hook"`
+	TokenEnv  string    `toml:"token_env"`
+	TokenFile string    `toml:"token_file"`
+}
+
+// Wall modes.
+const (
+	WallRequired   = "required"
+	WallBestEffort = "best-effort"
+	WallOff        = "off"
+)
+
+// DefaultAgent is the name of the agent that the top level describes.
+const DefaultAgent = "default"
+
+// Config is a loaded, validated configuration.
+type Config struct {
+	File      string // the config file, absolute; "" for the default policy
+	Vault     string // absolute, cleaned
+	AuditPath string // absolute
+	StateDir  string // absolute: the folder of the audit log
+	MaxSize   int64  // audit rotation size in bytes, 0 = never
+	FoldOnly  bool   // case_sensitive resolved against the vault
+	Agents    map[string]*Policy
+}
+
+// Policy is everything one agent is held to.
+type Policy struct {
+	Name            string
+	Lang            string
+	Zones           *zones.Table
+	ReadBeforeWrite bool
+	Bash            Bash
+	Hook            Hook
+	Token           TokenSource
+}
+
+// Bash holds the [bash] settings of one agent.
+type Bash struct {
+	Enabled    bool
+	Timeout    time.Duration
+	MaxTimeout time.Duration
+	Network    bool
+	Wall       string
+	RunAs      string
+	Env        []string
+	Allow      []string
+	Secrets    []Secret
+}
+
+// Secret is a [[bash.secrets]] entry. The value is read from the server's
+// environment at call time, never stored in the config.
+type Secret struct {
+	Name     string
+	FromEnv  string
+	Commands []string
+}
+
+// Hook holds the [hook] settings of one agent.
+type Hook struct {
+	ServerName string
+	Allow      []string
+}
+
+// TokenSource says where an agent's bearer token comes from.
+type TokenSource struct {
+	Env  string
+	File string
+}
+
+// Error is a configuration error. Key names the offending key, dotted.
+type Error struct {
+	File string
+	Key  string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func defaults() file {
+	return file{
+		Lang:          "en",
+		CaseSensitive: caseSensitivity{auto: true},
+		Audit:         auditFile{Path: "~/.local/state/vaultgate/audit.jsonl", MaxSize: 100 << 20},
+		Zones: zonesFile{
+			Edit:      []string{"."},
+			Protected: []string{".obsidian", ".trash"},
+		},
+		Rules: rulesFile{ReadBeforeWrite: true},
+		Bash: bashFile{
+			Enabled:    true,
+			Timeout:    duration(2 * time.Minute),
+			MaxTimeout: duration(10 * time.Minute),
+			Wall:       WallRequired,
+			Env:        []string{"PATH", "LANG", "LC_ALL", "TZ", "TERM"},
+		},
+		Hook: hookFile{ServerName: "vault"},
+		HTTP: tokenFile{TokenEnv: "VAULTGATE_TOKEN"},
+	}
+}
+
+// Load reads and validates the config file at path.
+func Load(path string) (*Config, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	return parse(abs, string(data))
+}
+
+// Default returns the policy used by `serve --vault DIR` with no config: the
+// whole vault edit, .obsidian and .trash protected, bash on behind the wall.
+func Default(vault string) (*Config, error) {
+	f := defaults()
+	f.Vault = vault
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	return resolve("", wd, f, nil)
+}
+
+func parse(abs, data string) (*Config, error) {
+	f := defaults()
+	defaultZones := f.Zones
+	f.Zones = zonesFile{}
+	md, err := toml.Decode(data, &f)
+	if err != nil {
+		return nil, &Error{File: abs, Err: err}
+	}
+	if !md.IsDefined("zones") {
+		// A [zones] table is the whole boundary; the defaults apply only
+		// when there is none, never merged under the user's lists.
+		f.Zones = defaultZones
+	}
+	if f.Vault == "" && !md.IsDefined("vault") {
+		return nil, &Error{File: abs, Key: "vault", Err: errors.New("required: the vault folder to serve")}
+	}
+	agents := make(map[string]agentFile, len(f.Agents))
+	for name, prim := range f.Agents {
+		a := agentFile{Lang: f.Lang, Zones: f.Zones, Rules: f.Rules, Bash: f.Bash, Hook: f.Hook}
+		a.Bash.Env = slices.Clone(a.Bash.Env)
+		if md.IsDefined("agents", name, "zones") {
+			// An agent's [zones] replaces the top level's whole: its
+			// boundary is then read in one place, not merged from two.
+			a.Zones = zonesFile{}
+		}
+		if err := md.PrimitiveDecode(prim, &a); err != nil {
+			return nil, &Error{File: abs, Key: "agents." + name, Err: err}
+		}
+		agents[name] = a
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, &Error{File: abs, Key: und[0].String(), Err: errors.New("unknown key")}
+	}
+	return resolve(abs, filepath.Dir(abs), f, agents)
+}
+
+func resolve(cfgFile, base string, f file, agents map[string]agentFile) (*Config, error) {
+	fail := func(key string, err error) error { return &Error{File: cfgFile, Key: key, Err: err} }
+	vault, err := expandPath(base, f.Vault)
+	if err != nil {
+		return nil, fail("vault", err)
+	}
+	if st, err := os.Stat(vault); err != nil {
+		return nil, fail("vault", fmt.Errorf("%s: %w", vault, errors.Unwrap(err)))
+	} else if !st.IsDir() {
+		return nil, fail("vault", fmt.Errorf("%s is not a folder", vault))
+	}
+	// Zones are judged on real paths, so the root must be real too.
+	if real, err := filepath.EvalSymlinks(vault); err == nil {
+		vault = real
+	}
+	auditPath, err := expandPath(base, f.Audit.Path)
+	if err != nil {
+		return nil, fail("audit.path", err)
+	}
+	c := &Config{
+		File:      cfgFile,
+		Vault:     vault,
+		AuditPath: auditPath,
+		StateDir:  filepath.Dir(auditPath),
+		MaxSize:   int64(f.Audit.MaxSize),
+		Agents:    make(map[string]*Policy),
+	}
+	if c.MaxSize < 0 {
+		return nil, fail("audit.max_size", errors.New("must not be negative"))
+	}
+	switch {
+	case f.CaseSensitive.auto:
+		fold, err := probeFolding(vault)
+		if err != nil {
+			return nil, fail("case_sensitive", fmt.Errorf("probing the vault for case folding: %w", err))
+		}
+		c.FoldOnly = fold
+	default:
+		c.FoldOnly = !f.CaseSensitive.value
+	}
+	top := agentFile{Lang: f.Lang, Zones: f.Zones, Rules: f.Rules, Bash: f.Bash, Hook: f.Hook, TokenEnv: f.HTTP.TokenEnv, TokenFile: f.HTTP.TokenFile}
+	p, err := c.policy(DefaultAgent, "", top)
+	if err != nil {
+		return nil, err
+	}
+	c.Agents[DefaultAgent] = p
+	for name, a := range agents {
+		if name == DefaultAgent {
+			return nil, fail("agents."+name, fmt.Errorf("%q is the name of the top-level agent", name))
+		}
+		if a.TokenEnv == "" && a.TokenFile == "" {
+			return nil, fail("agents."+name, errors.New("needs token_env or token_file"))
+		}
+		p, err := c.policy(name, "agents."+name+".", a)
+		if err != nil {
+			return nil, err
+		}
+		c.Agents[name] = p
+	}
+	return c, nil
+}
+
+func (c *Config) policy(name, prefix string, a agentFile) (*Policy, error) {
+	fail := func(key string, err error) error { return &Error{File: c.File, Key: prefix + key, Err: err} }
+	if a.Lang != "en" && a.Lang != "ru" {
+		return nil, fail("lang", fmt.Errorf("%q: must be \"en\" or \"ru\"", a.Lang))
+	}
+	entries, err := c.zoneEntries(prefix, a.Zones)
+	if err != nil {
+		return nil, err
+	}
+	protect := []string{}
+	if c.File != "" {
+		protect = append(protect, c.File)
+	}
+	tab, err := zones.New(c.Vault, entries, zones.Options{
+		FoldOnly: c.FoldOnly,
+		Protect:  protect,
+		Hide:     []string{c.AuditPath, c.StateDir},
+	})
+	if err != nil {
+		return nil, fail("zones", err)
+	}
+	b, err := c.bash(prefix, a.Bash)
+	if err != nil {
+		return nil, err
+	}
+	if a.Hook.ServerName == "" {
+		return nil, fail("hook.server_name", errors.New("must not be empty"))
+	}
+	for _, t := range a.Hook.Allow {
+		if t == "" || strings.Contains(strings.TrimSuffix(t, "*"), "*") {
+			return nil, fail("hook.allow", fmt.Errorf("%q: give a tool name, or a prefix ending in *", t))
+		}
+	}
+	return &Policy{
+		Name:            name,
+		Lang:            a.Lang,
+		Zones:           tab,
+		ReadBeforeWrite: a.Rules.ReadBeforeWrite,
+		Bash:            b,
+		Hook:            Hook{ServerName: a.Hook.ServerName, Allow: a.Hook.Allow},
+		Token:           TokenSource{Env: a.TokenEnv, File: a.TokenFile},
+	}, nil
+}
+
+func (c *Config) zoneEntries(prefix string, z zonesFile) ([]zones.Entry, error) {
+	var entries []zones.Entry
+	seen := map[string]string{}
+	lists := []struct {
+		key  string
+		mode zones.Mode
+		list []string
+	}{
+		{"write", zones.Write, z.Write}, {"edit", zones.Edit, z.Edit}, {"create", zones.Create, z.Create},
+		{"protected", zones.Protected, z.Protected}, {"hidden", zones.Hidden, z.Hidden},
+	}
+	for _, l := range lists {
+		key := prefix + "zones." + l.key
+		for _, raw := range l.list {
+			p := raw
+			if strings.HasPrefix(p, "~") {
+				var err error
+				if p, err = expandPath(c.Vault, p); err != nil {
+					return nil, &Error{File: c.File, Key: key, Err: err}
+				}
+			}
+			rel, inside, err := zones.Normalize(c.Vault, p)
+			if err != nil {
+				return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q: %w", raw, err)}
+			}
+			if !inside && !filepath.IsAbs(p) {
+				return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q leaves the vault; give an absolute path for a zone outside it", raw)}
+			}
+			fk := zones.Fold(rel)
+			if other, dup := seen[fk]; dup {
+				return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q is also listed in %s", raw, other)}
+			}
+			seen[fk] = key
+			entries = append(entries, zones.Entry{Path: rel, Mode: l.mode})
+		}
+	}
+	return entries, nil
+}
+
+func (c *Config) bash(prefix string, b bashFile) (Bash, error) {
+	fail := func(key string, err error) error { return &Error{File: c.File, Key: prefix + "bash." + key, Err: err} }
+	switch b.Wall {
+	case WallRequired, WallBestEffort, WallOff:
+	default:
+		return Bash{}, fail("wall", fmt.Errorf("%q: must be \"required\", \"best-effort\" or \"off\"", b.Wall))
+	}
+	if b.Timeout <= 0 {
+		return Bash{}, fail("timeout", errors.New("must be positive"))
+	}
+	if b.MaxTimeout < b.Timeout {
+		return Bash{}, fail("max_timeout", fmt.Errorf("%s is less than timeout %s", time.Duration(b.MaxTimeout), time.Duration(b.Timeout)))
+	}
+	for _, e := range b.Env {
+		if !validEnvName(e) {
+			return Bash{}, fail("env", fmt.Errorf("%q is not a variable name", e))
+		}
+	}
+	for _, a := range b.Allow {
+		if a == "" || strings.ContainsRune(a, '/') {
+			return Bash{}, fail("allow", fmt.Errorf("%q: give a program's name, not a path", a))
+		}
+	}
+	out := Bash{
+		Enabled: b.Enabled, Timeout: time.Duration(b.Timeout), MaxTimeout: time.Duration(b.MaxTimeout),
+		Network: b.Network, Wall: b.Wall, RunAs: b.RunAs, Env: b.Env, Allow: b.Allow,
+	}
+	for i, s := range b.Secrets {
+		key := fmt.Sprintf("secrets[%d]", i)
+		if !validEnvName(s.Name) {
+			return Bash{}, fail(key+".name", fmt.Errorf("%q is not a variable name", s.Name))
+		}
+		if !validEnvName(s.FromEnv) {
+			return Bash{}, fail(key+".from_env", fmt.Errorf("%q is not a variable name", s.FromEnv))
+		}
+		if len(s.Commands) == 0 {
+			return Bash{}, fail(key+".commands", errors.New("name the programs that may receive the secret"))
+		}
+		out.Secrets = append(out.Secrets, Secret{Name: s.Name, FromEnv: s.FromEnv, Commands: s.Commands})
+	}
+	return out, nil
+}
+
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
+		case '0' <= r && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// expandPath expands a leading ~ and makes p absolute against base.
+func expandPath(base, p string) (string, error) {
+	if p == "" {
+		return "", errors.New("must not be empty")
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(home, p[1:])
+	} else if strings.HasPrefix(p, "~") {
+		return "", fmt.Errorf("%q: ~user is not supported; write the path out", p)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// Policy returns the named agent's policy, or nil.
+func (c *Config) Policy(agent string) *Policy { return c.Agents[agent] }
