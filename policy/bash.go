@@ -1,0 +1,76 @@
+package policy
+
+import (
+	"slices"
+
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// BashRule comes first: it refuses commands the analysis could not
+// understand, programs of unknown effect when no wall bounds them, and
+// removals or renames outside write zones (the one thing the wall enforces
+// per zone that the zone table alone would allow in an edit zone).
+var BashRule = Rule{Name: "bash", Check: checkBash}
+
+func init() {
+	Register("exec",
+		`run %[1]q (%[2]s): vaultgate can't know what it would touch, and without the OS wall around bash it runs only what it can check. Use the file tools (read, write, edit, move, delete, list, search), or commands with literal paths.`,
+		`запустить %[1]q (%[2]s) нельзя: vaultgate не может знать, что она затронет, а без защитной стенки ОС bash выполняет только проверяемое. Используйте файловые инструменты (read, write, edit, move, delete, list, search) или команды с явными путями.`)
+	Register("execNotAllowed",
+		`run %[1]q: it is not in bash.allow, the programs of unknown effect this agent may run under the wall (%[2]s).`,
+		`запустить %[1]q нельзя: её нет в bash.allow — списке программ, которые этот агент может запускать внутри стенки (%[2]s).`)
+	Register("bashRename",
+		`%[1]s %[2]q with %[3]q: bash may remove or rename files only in write zones, and %[2]q is in zone %[4]s. %[5]s`,
+		`%[1]s «%[2]s» командой %[3]q нельзя: bash может удалять и переименовывать только в зонах write, а «%[2]s» — в зоне %[4]s. %[5]s`)
+	Register("useTool", "Use the %s tool instead: it can do this here.", "Используйте инструмент %s: он может сделать это здесь.")
+}
+
+func checkBash(c *ToolCall) *Deny {
+	if c.Tool != "bash" {
+		return nil
+	}
+	if c.Refusal != nil {
+		return c.Refusal
+	}
+	for i := range c.Effects {
+		e := &c.Effects[i]
+		switch e.Op {
+		case zones.OpExec:
+			if !c.Walled {
+				return &Deny{Effect: e, Reason: msg(c.Lang, "exec", e.Detail, e.Why)}
+			}
+			if len(c.BashAllow) > 0 && !slices.Contains(c.BashAllow, e.Detail) {
+				return &Deny{Effect: e, Reason: msg(c.Lang, "execNotAllowed", e.Detail, joinComma(c.BashAllow))}
+			}
+		case zones.OpDelete, zones.OpMoveOut, zones.OpModify:
+			if e.Op == zones.OpModify && !e.ByRename {
+				continue
+			}
+			if e.Unknown || e.Zone == zones.Write || !e.Zone.Allows(zones.OpRead) {
+				continue // the zones rule has the better reason for these
+			}
+			if e.Op == zones.OpDelete && !e.Zone.Allows(zones.OpModify) {
+				continue // protected or create: the zone reason says it all
+			}
+			hint := where(c.Lang, c.Zones, zones.OpDelete) // deleting: only a write zone can
+			if e.Op != zones.OpDelete {
+				// an edit zone lets the file tools move and edit, by
+				// checked operations rather than a shell's rename
+				hint = msg(c.Lang, "useTool", map[zones.Op]string{zones.OpMoveOut: "move", zones.OpModify: "edit"}[e.Op])
+			}
+			return &Deny{Effect: e, Reason: msg(c.Lang, "bashRename", OpPhrase(c.Lang, e.Op), e.Path, e.Command, e.Zone, hint)}
+		}
+	}
+	return nil
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}

@@ -1,0 +1,186 @@
+package policy
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// Effect is one thing a call would do to one path.
+type Effect struct {
+	Op   zones.Op
+	Path string     // as zones.Normalize gives it: vault-relative, or absolute outside the vault
+	Zone zones.Mode // Path's zone, filled in by Zoned
+
+	Subtree bool // the effect covers everything below Path too
+	Unknown bool // the path can't be known before the call runs (bash)
+	Outside bool // Path lies outside the vault
+
+	// Source and SourceZone say where a move-in's or link's content comes
+	// from, for the laundering check.
+	Source     string
+	SourceZone zones.Mode
+
+	Exists    bool      // Path exists now: a move-in over it is a modify
+	Size      int64     // for read-before-write: the file as it is now
+	ModTime   time.Time //
+	Links     int       // hard links of the file at Path (0 = unknown or not a file)
+	SymlinkTo string    // Path's last component is a symlink to this (vault path)
+
+	ByRename bool   // bash: the command replaces or removes the name by rename (mv, sed -i)
+	Command  string // bash: the command word that causes the effect
+	Why      string // exec: why the program can't be analysed
+	Detail   string // exec: the option or program
+}
+
+// Deny is a rule's refusal. Reason is written for the model, in the
+// agent's language, and says where the effect would be allowed.
+type Deny struct {
+	Rule   string
+	Effect *Effect
+	Reason string
+}
+
+func (d *Deny) Error() string { return d.Reason }
+
+// Session is the caller a call belongs to. State lives as long as it.
+type Session struct {
+	ID    string
+	Agent string
+	State *State
+}
+
+// State is a session's memory, shared by its concurrent calls.
+type State struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+// NewState returns an empty state.
+func NewState() *State { return &State{m: map[string]any{}} }
+
+// Get returns the value stored under key.
+func (s *State) Get(key string) (any, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[key]
+	return v, ok
+}
+
+// Set stores v under key.
+func (s *State) Set(key string, v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[key] = v
+}
+
+// Delete removes key.
+func (s *State) Delete(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, key)
+}
+
+// Update runs fn on the value under key with the state locked, and stores
+// what it returns (nil removes the key).
+func (s *State) Update(key string, fn func(old any) any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := fn(s.m[key])
+	if v == nil {
+		delete(s.m, key)
+	} else {
+		s.m[key] = v
+	}
+}
+
+// Snapshot copies the state, for saving it between hook processes.
+func (s *State) Snapshot() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]any, len(s.m))
+	for k, v := range s.m {
+		out[k] = v
+	}
+	return out
+}
+
+// ToolCall is one call as the rules see it.
+type ToolCall struct {
+	Tool    string
+	Args    map[string]any
+	Effects []Effect
+	Session *Session
+	Via     string // stdio, http, hook, check
+
+	Zones *zones.Table
+	Lang  string // "en" or "ru": the language of every reason
+	// Walled is true when a bash call will run inside the OS wall, which
+	// then bounds what exec effects can do.
+	Walled bool
+	// Refusal is the planner's own deny: a bash command that could not be
+	// analysed. The bash rule reports it.
+	Refusal *Deny
+	// BashAllow narrows the programs of unknown effect the wall may run;
+	// empty means any.
+	BashAllow []string
+}
+
+// Zoned fills in each effect's zone (and its source's) from the table.
+func Zoned(t *zones.Table, effects []Effect) {
+	for i := range effects {
+		e := &effects[i]
+		if !e.Unknown && e.Path != "" {
+			e.Zone = t.Zone(e.Path)
+		}
+		if e.Source != "" {
+			e.SourceZone = t.Zone(e.Source)
+		}
+	}
+}
+
+// Rule is a named check. Check returns a deny or nil.
+type Rule struct {
+	Name  string
+	Check func(*ToolCall) *Deny
+}
+
+// Chain is an ordered list of rules: the first deny is the answer.
+type Chain []Rule
+
+// Judge runs the chain on call. A rule that panics is a deny naming it.
+func (c Chain) Judge(call *ToolCall) *Deny {
+	for _, r := range c {
+		if d := r.run(call); d != nil {
+			if d.Rule == "" {
+				d.Rule = r.Name
+			}
+			return d
+		}
+	}
+	return nil
+}
+
+func (r Rule) run(call *ToolCall) (d *Deny) {
+	defer func() {
+		if p := recover(); p != nil {
+			d = &Deny{Rule: r.Name, Reason: msg(call.Lang, "ruleFailed", r.Name, fmt.Sprint(p))}
+		}
+	}()
+	if r.Check == nil {
+		return &Deny{Rule: r.Name, Reason: msg(call.Lang, "ruleFailed", r.Name, "no check function")}
+	}
+	return r.Check(call)
+}
+
+// Builtin returns the built-in chain in its fixed order: bash, zones, and
+// read_before_write when enabled. Library users append their own rules.
+func Builtin(readBeforeWrite bool) Chain {
+	c := Chain{BashRule, ZonesRule}
+	if readBeforeWrite {
+		c = append(c, ReadBeforeWriteRule)
+	}
+	return c
+}

@@ -1,0 +1,263 @@
+package policy
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+func table(t testing.TB) *zones.Table {
+	t.Helper()
+	tab, err := zones.New("/v", []zones.Entry{
+		{Path: "мета/бобер", Mode: zones.Write},
+		{Path: "💬 чаты", Mode: zones.Create},
+		{Path: ".", Mode: zones.Edit},
+		{Path: ".obsidian", Mode: zones.Protected},
+		{Path: "мета", Mode: zones.Protected},
+		{Path: "секрет", Mode: zones.Hidden},
+		{Path: "w2", Mode: zones.Write},
+	}, zones.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
+func judge(t testing.TB, lang, tool string, effects ...Effect) *Deny {
+	t.Helper()
+	tab := table(t)
+	Zoned(tab, effects)
+	c := &ToolCall{Tool: tool, Effects: effects, Zones: tab, Lang: lang, Session: &Session{ID: "s", State: NewState()}}
+	return Builtin(true).Judge(c)
+}
+
+// TestEveryCell runs each effect in a file of each zone through the chain.
+func TestEveryCell(t *testing.T) {
+	paths := map[zones.Mode]string{
+		zones.Write: "мета/бобер/f.md", zones.Edit: "notes/f.md", zones.Create: "💬 чаты/f.md",
+		zones.Protected: "мета/f.md", zones.Hidden: "секрет/f.md",
+	}
+	noZone, err := zones.New("/v", []zones.Entry{{Path: "notes", Mode: zones.Edit}}, zones.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mode, p := range paths {
+		for op := zones.OpRead; op <= zones.OpLink; op++ {
+			e := Effect{Op: op, Path: p}
+			if op == zones.OpMoveIn || op == zones.OpLink {
+				e.Source = "мета/бобер/src.md" // from a write zone: never laundering
+			}
+			d := judge(t, "en", "x", e)
+			want := mode.Allows(op)
+			if op == zones.OpLink {
+				want = mode == zones.Write
+			}
+			if (d == nil) != want {
+				t.Errorf("%s in %s: deny=%v, want allowed=%v", op, mode, d, want)
+			}
+		}
+	}
+	for op := zones.OpRead; op <= zones.OpLink; op++ {
+		e := []Effect{{Op: op, Path: "other/f.md", Source: "notes/a"}}
+		Zoned(noZone, e)
+		c := &ToolCall{Effects: e, Zones: noZone}
+		if d := Builtin(false).Judge(c); d == nil || !strings.Contains(d.Reason, "no zone") {
+			t.Errorf("%s in no zone: %v", op, d)
+		}
+	}
+}
+
+func TestMoveInOverExistingIsModify(t *testing.T) {
+	if d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: "💬 чаты/a.md", Source: "мета/бобер/b.md", Exists: true}); d == nil {
+		t.Error("move over an existing file in a create zone was allowed")
+	}
+	if d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: "💬 чаты/new.md", Source: "мета/бобер/b.md"}); d != nil {
+		t.Errorf("move to a new name in a create zone: %v", d)
+	}
+}
+
+func TestLaundering(t *testing.T) {
+	d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: "мета/бобер/a.md", Source: "notes/a.md"})
+	if d == nil || !strings.Contains(d.Reason, "from zone edit to zone write") {
+		t.Errorf("edit → write: %v", d)
+	}
+	if d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: "notes/a.md", Source: "мета/бобер/a.md"}); d != nil {
+		t.Errorf("write → edit: %v", d)
+	}
+	if d := judge(t, "en", "x", Effect{Op: zones.OpLink, Path: "мета/бобер/h", Source: "мета/x.md"}); d == nil {
+		t.Error("a hard link to a protected file from a write zone was allowed")
+	}
+	if d := judge(t, "en", "x", Effect{Op: zones.OpLink, Path: "мета/бобер/h", Source: "w2/x.md"}); d != nil {
+		t.Errorf("write → write link: %v", d)
+	}
+}
+
+func TestSubtreeAndAnchors(t *testing.T) {
+	cases := []struct {
+		e    Effect
+		want string // "" = allowed
+	}{
+		{Effect{Op: zones.OpDelete, Path: "мета/бобер/sub", Subtree: true}, ""},
+		{Effect{Op: zones.OpDelete, Path: "мета/бобер"}, "root of a zone"},
+		{Effect{Op: zones.OpMoveOut, Path: "w2"}, "root of a zone"},
+		{Effect{Op: zones.OpModify, Path: "notes", Subtree: true}, ""},
+		{Effect{Op: zones.OpModify, Path: ".", Subtree: true}, "inside it is in zone"},
+		{Effect{Op: zones.OpRead, Path: ".", Subtree: true}, `"секрет" inside it is in zone hidden`},
+		{Effect{Op: zones.OpMoveOut, Path: "мета/бобер/a", Subtree: true}, ""},
+	}
+	for _, c := range cases {
+		d := judge(t, "en", "x", c.e)
+		switch {
+		case c.want == "" && d != nil:
+			t.Errorf("%+v: %v", c.e, d)
+		case c.want != "" && (d == nil || !strings.Contains(d.Reason, c.want)):
+			t.Errorf("%+v: %v, want %q", c.e, d, c.want)
+		}
+	}
+}
+
+func TestReasons(t *testing.T) {
+	d := judge(t, "en", "delete", Effect{Op: zones.OpDelete, Path: "мета/план.md"})
+	want := `delete "мета/план.md": zone protected (read only). Deleting is allowed in: w2, мета/бобер.`
+	if d == nil || d.Reason != want || d.Rule != "zones" {
+		t.Errorf("en reason:\n got %v\nwant %s", d, want)
+	}
+	d = judge(t, "ru", "delete", Effect{Op: zones.OpDelete, Path: "мета/план.md"})
+	want = `удалить «мета/план.md» нельзя: зона protected (только чтение). Удалять можно в: w2, мета/бобер.`
+	if d == nil || d.Reason != want {
+		t.Errorf("ru reason:\n got %v\nwant %s", d, want)
+	}
+	d = judge(t, "en", "write", Effect{Op: zones.OpModify, Path: "notes/a.md", SymlinkTo: "notes/b.md"})
+	if d == nil || !strings.Contains(d.Reason, `Write to "notes/b.md" itself`) {
+		t.Errorf("symlink reason: %v", d)
+	}
+	d = judge(t, "en", "delete", Effect{Op: zones.OpDelete, Path: "w2/a.md", Links: 2})
+	if d == nil || !strings.Contains(d.Reason, "2 hard links") {
+		t.Errorf("hard link reason: %v", d)
+	}
+	d = judge(t, "en", "read", Effect{Op: zones.OpRead, Path: "/etc/passwd", Outside: true})
+	if d == nil || !strings.Contains(d.Reason, "outside the vault") {
+		t.Errorf("outside reason: %v", d)
+	}
+}
+
+func TestPanickingRuleDenies(t *testing.T) {
+	chain := append(Builtin(false), Rule{Name: "mine", Check: func(*ToolCall) *Deny { panic("boom") }})
+	tab := table(t)
+	d := chain.Judge(&ToolCall{Tool: "read", Zones: tab, Effects: []Effect{{Op: zones.OpRead, Path: "notes/a", Zone: zones.Edit}}})
+	if d == nil || d.Rule != "mine" || !strings.Contains(d.Reason, "boom") {
+		t.Errorf("panicking rule: %v", d)
+	}
+	chain = Chain{{Name: "empty"}}
+	if d := chain.Judge(&ToolCall{}); d == nil || d.Rule != "empty" {
+		t.Errorf("rule without a check: %v", d)
+	}
+}
+
+func TestFirstDenyWins(t *testing.T) {
+	calls := 0
+	chain := Chain{
+		{Name: "a", Check: func(*ToolCall) *Deny { calls++; return nil }},
+		{Name: "b", Check: func(*ToolCall) *Deny { calls++; return &Deny{Reason: "no"} }},
+		{Name: "c", Check: func(*ToolCall) *Deny { calls++; return &Deny{Reason: "never reached"} }},
+	}
+	d := chain.Judge(&ToolCall{})
+	if d == nil || d.Rule != "b" || calls != 2 {
+		t.Errorf("got %v after %d rules", d, calls)
+	}
+}
+
+func TestReadBeforeWrite(t *testing.T) {
+	tab := table(t)
+	st := NewState()
+	mod := time.Unix(1700000000, 5)
+	call := func(tool string, size int64, mt time.Time) *Deny {
+		e := []Effect{{Op: zones.OpModify, Path: "notes/a.md", Exists: true, Size: size, ModTime: mt}}
+		Zoned(tab, e)
+		return Builtin(true).Judge(&ToolCall{Tool: tool, Effects: e, Zones: tab, Session: &Session{State: st}})
+	}
+	if d := call("write", 10, mod); d == nil || d.Rule != "read_before_write" || !strings.Contains(d.Reason, "Read it with the read tool first") {
+		t.Errorf("unread write: %v", d)
+	}
+	MarkRead(st, "notes/a.md", 10, mod)
+	if d := call("edit", 10, mod); d != nil {
+		t.Errorf("read then edit: %v", d)
+	}
+	if d := call("edit", 11, mod); d == nil {
+		t.Error("edit after the file grew was allowed")
+	}
+	if d := call("edit", 10, mod.Add(time.Nanosecond)); d == nil {
+		t.Error("edit after the file's mtime changed was allowed")
+	}
+	Forget(st, "notes/a.md")
+	if d := call("write", 10, mod); d == nil {
+		t.Error("write after Forget was allowed")
+	}
+	// a new file needs no read
+	e := []Effect{{Op: zones.OpCreate, Path: "notes/new.md"}}
+	Zoned(tab, e)
+	if d := Builtin(true).Judge(&ToolCall{Tool: "write", Effects: e, Zones: tab, Session: &Session{State: st}}); d != nil {
+		t.Errorf("new file: %v", d)
+	}
+}
+
+func TestStateConcurrent(t *testing.T) {
+	st := NewState()
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 200 {
+				st.Update("n", func(old any) any { n, _ := old.(int); return n + 1 })
+				MarkRead(st, "p", int64(i), time.Unix(int64(j), 0))
+				HasRead(st, "p", 1, time.Unix(1, 0))
+			}
+		}()
+	}
+	wg.Wait()
+	if v, _ := st.Get("n"); v != 16*200 {
+		t.Errorf("n = %v", v)
+	}
+}
+
+func TestBashRule(t *testing.T) {
+	cases := []struct {
+		e      Effect
+		walled bool
+		allow  []string
+		want   string
+	}{
+		{Effect{Op: zones.OpExec, Detail: "python3", Why: "interpreter"}, false, nil, `run "python3" (interpreter)`},
+		{Effect{Op: zones.OpExec, Detail: "python3"}, true, nil, ""},
+		{Effect{Op: zones.OpExec, Detail: "perl"}, true, []string{"python3"}, "not in bash.allow"},
+		{Effect{Op: zones.OpDelete, Path: "notes/a.md", Command: "rm"}, false, nil, "Deleting is allowed in"},
+		{Effect{Op: zones.OpMoveOut, Path: "notes/a.md", Command: "mv", ByRename: true}, false, nil, "Use the move tool"},
+		{Effect{Op: zones.OpModify, Path: "notes/a.md", Command: "sed", ByRename: true}, false, nil, "Use the edit tool"},
+		{Effect{Op: zones.OpModify, Path: "notes/a.md", Command: ">"}, false, nil, ""},
+		{Effect{Op: zones.OpModify, Path: "мета/бобер/a.md", Command: "sed", ByRename: true}, false, nil, ""},
+		{Effect{Op: zones.OpDelete, Path: "мета/бобер/a.md", Command: "rm"}, false, nil, ""},
+		{Effect{Op: zones.OpModify, Path: "", Unknown: true, Command: "tee"}, false, nil, "only known when the command runs"},
+		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, false, nil, `"секрет" is in zone hidden`},
+		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, true, nil, ""},
+	}
+	tab := table(t)
+	for _, c := range cases {
+		e := []Effect{c.e}
+		Zoned(tab, e)
+		d := Builtin(false).Judge(&ToolCall{Tool: "bash", Effects: e, Zones: tab, Walled: c.walled, BashAllow: c.allow})
+		switch {
+		case c.want == "" && d != nil:
+			t.Errorf("%+v: %v", c.e, d)
+		case c.want != "" && (d == nil || !strings.Contains(d.Reason, c.want)):
+			t.Errorf("%+v: %v, want %q", c.e, d, c.want)
+		}
+	}
+	refusal := &Deny{Reason: "parse error"}
+	if d := Builtin(false).Judge(&ToolCall{Tool: "bash", Refusal: refusal, Zones: tab}); d != refusal || d.Rule != "bash" {
+		t.Errorf("refusal: %v", d)
+	}
+}

@@ -1,0 +1,142 @@
+package policy
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// ZonesRule judges every effect against the zone table (DESIGN.md §3).
+var ZonesRule = Rule{Name: "zones", Check: checkZones}
+
+func checkZones(c *ToolCall) *Deny {
+	for i := range c.Effects {
+		if d := checkEffect(c, &c.Effects[i]); d != nil {
+			return d
+		}
+	}
+	return nil
+}
+
+func checkEffect(c *ToolCall, e *Effect) *Deny {
+	deny := func(key string, args ...any) *Deny {
+		return &Deny{Effect: e, Reason: msg(c.Lang, key, args...)}
+	}
+	lang, t := c.Lang, c.Zones
+	if e.Op == zones.OpExec {
+		return nil // the bash rule decides what runs; zones have no say
+	}
+	phrase := OpPhrase(lang, e.Op)
+	if e.Unknown {
+		if e.Op != zones.OpRead {
+			return deny("unknownPath", phrase, "", "", "", "", "", e.Command)
+		}
+		if c.Walled {
+			return nil // the wall hides what can't be read
+		}
+		// An unknown read could be any file: it needs read everywhere.
+		if m := t.Zone("."); !m.Allows(zones.OpRead) {
+			return deny("unknownRead", phrase, "", m, "", "", ".", e.Command)
+		}
+		for _, in := range t.Within(".") {
+			if !in.Mode.Allows(zones.OpRead) {
+				return deny("unknownRead", phrase, "", in.Mode, "", "", in.Path, e.Command)
+			}
+		}
+		return nil
+	}
+	op := e.Op
+	if op == zones.OpMoveIn && e.Exists {
+		op = zones.OpModify // a move over an existing file replaces it
+	}
+	if !e.Zone.Allows(op) {
+		key := "zone"
+		switch {
+		case e.Outside && e.Zone == zones.NoZone:
+			key = "outside"
+		case e.Zone == zones.NoZone:
+			key = "noZone"
+		}
+		return deny(key, OpPhrase(lang, op), e.Path, e.Zone, ModeAllows(lang, e.Zone), where(lang, t, op))
+	}
+	if e.SymlinkTo != "" && (e.Op == zones.OpModify || e.Op == zones.OpCreate) {
+		return deny("symlink", phrase, e.Path, e.SymlinkTo)
+	}
+	if e.Links > 1 && (op == zones.OpModify || op == zones.OpDelete) {
+		return deny("hardLinks", phrase, e.Path, strconv.Itoa(e.Links))
+	}
+	switch e.Op {
+	case zones.OpMoveIn:
+		if e.Source != "" && zones.Launders(e.SourceZone, e.Zone) {
+			return deny("launder", "", e.Path, e.SourceZone, e.Zone, "", e.Source)
+		}
+	case zones.OpLink:
+		if e.Source == "" || e.SourceZone != zones.Write {
+			return deny("linkSource", "", e.Path, e.SourceZone, "", "", e.Source)
+		}
+	case zones.OpDelete, zones.OpMoveOut:
+		if !e.Outside && t.IsAnchor(e.Path) {
+			return deny("anchor", phrase, e.Path)
+		}
+	}
+	if e.Subtree {
+		for _, in := range t.Within(e.Path) {
+			if !in.Mode.Allows(op) {
+				return deny("subtree", phrase, e.Path, in.Mode, ModeAllows(lang, in.Mode), where(lang, t, op), in.Path)
+			}
+			if (op == zones.OpDelete || op == zones.OpMoveOut) && t.IsAnchor(in.Path) {
+				return deny("anchorInside", phrase, e.Path, "", "", "", in.Path)
+			}
+		}
+	}
+	return nil
+}
+
+// ReadBeforeWriteRule refuses to overwrite or edit an existing file that
+// this session has not read, or that changed since it read it: the model
+// must not clobber what it has not seen.
+var ReadBeforeWriteRule = Rule{Name: "read_before_write", Check: checkReadBeforeWrite}
+
+func checkReadBeforeWrite(c *ToolCall) *Deny {
+	if c.Tool != "write" && c.Tool != "edit" {
+		return nil
+	}
+	for i := range c.Effects {
+		e := &c.Effects[i]
+		if e.Op != zones.OpModify || !e.Exists || c.Session == nil || c.Session.State == nil {
+			continue
+		}
+		if !HasRead(c.Session.State, e.Path, e.Size, e.ModTime) {
+			return &Deny{Effect: e, Reason: msg(c.Lang, "readFirst", OpPhrase(c.Lang, e.Op), e.Path)}
+		}
+	}
+	return nil
+}
+
+// Stamp is what a session remembers of a file it read or wrote.
+type Stamp struct {
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mtime"`
+}
+
+func readKey(path string) string { return "read:" + path }
+
+// MarkRead records that the session has seen path as it is now (after a
+// read, or after its own write: a model may edit what it just wrote).
+func MarkRead(s *State, path string, size int64, mod time.Time) {
+	s.Set(readKey(path), Stamp{Size: size, ModTime: mod})
+}
+
+// Forget drops what the session knew of path (after a delete or a move).
+func Forget(s *State, path string) { s.Delete(readKey(path)) }
+
+// HasRead reports whether the session saw path with this size and mtime.
+func HasRead(s *State, path string, size int64, mod time.Time) bool {
+	v, ok := s.Get(readKey(path))
+	if !ok {
+		return false
+	}
+	st, ok := v.(Stamp)
+	return ok && st.Size == size && st.ModTime.Equal(mod)
+}
