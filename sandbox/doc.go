@@ -1,0 +1,33 @@
+// Package sandbox runs one bash command for the agent's bash tool: it builds
+// the child's environment from a whitelist, hands a configured secret only to
+// a command whose analysis calls one of its programs, bounds the call with a
+// timeout that ends every process the command started, and caps what the
+// command prints.
+//
+// The command runs as `bash --noprofile --norc -c CMD` from /bin/bash (never
+// found through the child's PATH), in the vault root, with stdin at /dev/null.
+// Its processes are contained by a new pid namespace, so that when bash ends,
+// or is killed on a timeout, the kernel kills everything it left behind, even
+// processes that started their own process group or session. Where no pid
+// namespace can be had, Run falls back to a sweep over /proc (see Result.
+// Isolation, and the limits in contain_linux.go).
+//
+// What this package must never do:
+//   - pass the server's own environment through: only whitelisted names are
+//     passed, and never the names that change how bash or the C library
+//     start (BASH_ENV, ENV, LD_*, exported functions, …) or that look like
+//     the server's credentials (DATABASE_URL, *TOKEN*, *_KEY, …), whatever
+//     the whitelist says (see Blocked);
+//   - put a secret in argv, where every process can read it, or give it to a
+//     command that does not call one of its programs;
+//   - return a secret's value in the output (see Mask), even when the output
+//     cap cuts through it;
+//   - let a process of a call outlive the call, or let one that holds the
+//     output pipes open make Run hang;
+//   - hold more than a bounded amount of a command's output in memory.
+//
+// This package does not judge commands: the analysis (package shell) and the
+// rule chain decide what may run; sandbox only runs it. The OS wall around
+// bash (mounts, Landlock, a separate uid, limits) is the next layer; it slots
+// in where the first process is launched (launch_linux.go).
+package sandbox

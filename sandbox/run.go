@@ -1,0 +1,158 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds a call whose Request.Timeout is 0.
+const DefaultTimeout = 2 * time.Minute
+
+// ExitTimedOut is Result.ExitCode when the timeout ended the call, as
+// timeout(1) reports it.
+const ExitTimedOut = 124
+
+// Secret is a value given to a command through its environment, under
+// Name, and only when the command's analysis calls one of Commands (base
+// names: "git", "gh"). It never goes into argv.
+type Secret struct {
+	Name     string
+	Value    string
+	Commands []string
+}
+
+// Request is one bash call.
+type Request struct {
+	Command string // the bash command
+	Dir     string // the working directory: the vault root; absolute
+	Env     []string
+	// Env is the whitelist of variable names passed through from Environ if
+	// set (config bash.env); Blocked names never pass.
+	Environ []string // the environment to pick from: os.Environ() in production
+	// Home is HOME for the child. When empty, Run creates a private folder
+	// and removes it when the call is over.
+	Home     string
+	Programs []string // the programs the analysis found (base names), to match Secrets
+	Secrets  []Secret
+	Timeout  time.Duration // 0 is DefaultTimeout
+	// MaxOutput is the number of bytes kept of each of stdout and stderr:
+	// the first and the last half, with a notice of what was cut between
+	// them. 0 is DefaultMaxOutput.
+	MaxOutput int
+
+	contain containMode // tests force the fallback with it
+}
+
+// Result is what a call did.
+type Result struct {
+	// ExitCode is bash's exit status; 128+N when a signal N killed it, as
+	// bash reports it; ExitTimedOut when the timeout ended the call; -1
+	// when the context was cancelled.
+	ExitCode int
+	Stdout   string // masked; capped as MaxOutput says
+	Stderr   string
+	TimedOut bool
+	// Truncated is true when either stream was cut; StdoutCut and StderrCut
+	// are how many bytes each lost.
+	Truncated            bool
+	StdoutCut, StderrCut int64
+	Duration             time.Duration
+	// Isolation names the process-containment layers that held the call:
+	// "pidns" (a new pid namespace), "userns" (a user namespace, to get
+	// the pid namespace when not root) or "sweep" (no namespace could be
+	// had: the call's processes were found in /proc and killed).
+	Isolation []string
+}
+
+// ErrUnsupported is returned where the runner has no way to contain a
+// command's processes.
+var ErrUnsupported = errors.New("sandbox: running bash needs Linux")
+
+// Run runs r.Command and returns what it printed and how it ended. A
+// command that fails or times out is not an error: the Result says so. The
+// error is for a call that could not be made, or whose context was
+// cancelled (the Result then holds what was printed until then).
+//
+// Run returns only when every process of the call has ended.
+func Run(ctx context.Context, r Request) (Result, error) {
+	if err := r.check(); err != nil {
+		return Result{}, err
+	}
+	secretVars, err := secretEnv(r.Secrets, r.Programs)
+	if err != nil {
+		return Result{}, err
+	}
+	home := r.Home
+	if home == "" {
+		home, err = os.MkdirTemp("", "vaultgate-home-")
+		if err != nil {
+			return Result{}, fmt.Errorf("sandbox: private home: %w", err)
+		}
+		// Every process of the call has ended when run returns, so nothing
+		// can write here any more.
+		defer os.RemoveAll(home)
+	}
+	c := call{
+		command: r.Command,
+		dir:     r.Dir,
+		env:     mergeEnv(BuildEnv(r.Env, r.Environ, home), secretVars),
+		timeout: r.Timeout,
+		max:     r.MaxOutput,
+		secrets: r.Secrets,
+		contain: r.contain,
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.max == 0 {
+		c.max = DefaultMaxOutput
+	}
+	return run(ctx, &c)
+}
+
+func (r *Request) check() error {
+	switch {
+	case strings.IndexByte(r.Command, 0) >= 0:
+		return errors.New("sandbox: command holds a NUL byte")
+	case r.Timeout < 0:
+		return fmt.Errorf("sandbox: timeout %v is negative", r.Timeout)
+	case r.MaxOutput < 0:
+		return fmt.Errorf("sandbox: max output %d is negative", r.MaxOutput)
+	case !filepath.IsAbs(r.Dir):
+		return fmt.Errorf("sandbox: working directory %q is not absolute", r.Dir)
+	case r.Home != "" && !filepath.IsAbs(r.Home):
+		return fmt.Errorf("sandbox: home %q is not absolute", r.Home)
+	}
+	fi, err := os.Stat(r.Dir)
+	if err != nil {
+		return fmt.Errorf("sandbox: working directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("sandbox: working directory %q is not a directory", r.Dir)
+	}
+	return nil
+}
+
+// call is a checked Request, ready to run.
+type call struct {
+	command string
+	dir     string
+	env     []string
+	timeout time.Duration
+	max     int
+	secrets []Secret
+	contain containMode
+}
+
+// containMode chooses how a call's processes are contained.
+type containMode int
+
+const (
+	containAuto  containMode = iota // a pid namespace where one can be had, else the sweep
+	containSweep                    // the sweep only: the fallback, forced by tests
+)

@@ -1,0 +1,162 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// drainGrace is how long the output pipes are read after every process of
+// the call has ended: enough for what is still in them, and a bound should
+// something outside the call hold them open.
+const drainGrace = time.Second
+
+// sweepBudget bounds the sweep that makes sure nothing of the call is left.
+const sweepBudget = 5 * time.Second
+
+func run(ctx context.Context, c *call) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("sandbox: %w", err)
+	}
+	spec, err := bashLaunch(c)
+	if err != nil {
+		return Result{}, err
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: stdin: %w", err)
+	}
+	defer devnull.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: stdout pipe: %w", err)
+	}
+	defer outR.Close()
+	defer outW.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: stderr pipe: %w", err)
+	}
+	defer errR.Close()
+	defer errW.Close()
+
+	begin := time.Now()
+	cont, cmd, err := start(c.contain, spec, devnull, outW, errW, pipeInodes(outR, errR))
+	if err != nil {
+		return Result{}, err
+	}
+	// Only the child holds the write ends now: when the call's processes
+	// are gone, the readers see EOF.
+	outW.Close()
+	errW.Close()
+	cont.started(cmd.Process)
+
+	slack := maxSecretLen(c.secrets) + utf8.UTFMax
+	stdout, stderr := newCapture(c.max, slack), newCapture(c.max, slack)
+	var readers sync.WaitGroup
+	readers.Go(func() { drain(outR, stdout) })
+	readers.Go(func() { drain(errR, stderr) })
+
+	waited := make(chan struct{})
+	go func() { cmd.Wait(); close(waited) }()
+	timer := time.NewTimer(c.timeout)
+	defer timer.Stop()
+	var timedOut, cancelled bool
+	select {
+	case <-waited:
+	case <-timer.C:
+		timedOut = true
+		cont.kill()
+		<-waited
+	case <-ctx.Done():
+		cancelled = true
+		cont.kill()
+		<-waited
+	}
+	contErr := cont.finish(time.Now().Add(sweepBudget))
+	grace := time.Now().Add(drainGrace)
+	outR.SetReadDeadline(grace)
+	errR.SetReadDeadline(grace)
+	readers.Wait()
+
+	res := Result{Duration: time.Since(begin), Isolation: cont.layers()}
+	res.Stdout, res.StdoutCut = stdout.text(c.secrets)
+	res.Stderr, res.StderrCut = stderr.text(c.secrets)
+	res.Truncated = res.StdoutCut > 0 || res.StderrCut > 0
+	res.ExitCode = exitCode(cmd.ProcessState)
+	switch {
+	case cancelled:
+		res.ExitCode = -1
+		return res, fmt.Errorf("sandbox: %w", context.Cause(ctx))
+	case timedOut:
+		res.TimedOut, res.ExitCode = true, ExitTimedOut
+	}
+	return res, contErr
+}
+
+// start starts bash contained as mode says: in a pid namespace where the
+// kernel allows one, else (or when forced) with the sweep.
+func start(mode containMode, spec launchSpec, stdin, stdout, stderr *os.File, pipes map[uint64]bool) (containment, *exec.Cmd, error) {
+	if mode == containAuto {
+		ns := &pidNamespace{}
+		s := spec
+		ns.prepare(&s)
+		cmd := s.command(stdin, stdout, stderr)
+		err := cmd.Start()
+		if err == nil {
+			return ns, cmd, nil
+		}
+		if !cloneRefused(err) {
+			return nil, nil, fmt.Errorf("sandbox: start bash: %w", err)
+		}
+		// No process ran: the same command can start again with the sweep.
+	}
+	sw := newSweep(pipes)
+	s := spec
+	sw.prepare(&s)
+	cmd := s.command(stdin, stdout, stderr)
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("sandbox: start bash: %w", err)
+	}
+	return sw, cmd, nil
+}
+
+func pipeInodes(files ...*os.File) map[uint64]bool {
+	m := map[uint64]bool{}
+	for _, f := range files {
+		if fi, err := f.Stat(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				m[st.Ino] = true
+			}
+		}
+	}
+	return m
+}
+
+func drain(r *os.File, c *capture) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		c.Write(buf[:n])
+		if err != nil {
+			return
+		}
+	}
+}
+
+// exitCode is bash's status as bash itself would report it: 128+N for a
+// process killed by signal N.
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
