@@ -1,0 +1,42 @@
+// Package audit writes and reads vaultgate's audit log: one JSON object per
+// tool call, one call per line, each line carrying the hash of the line
+// before it.
+//
+// The person who owns the vault never answers prompts; they read this log
+// instead, so it must say truthfully what the agent asked for and what
+// vaultgate decided, and it must show when it has been tampered with.
+//
+// # Files
+//
+// Beside the log at PATH (say audit.jsonl) live:
+//
+//   - PATH.lock — an empty file that every writer flocks around each append,
+//     so several servers and hooks can share one log;
+//   - PATH.head — {"lines":N,"hash":"…","size":S}: how many lines the chain
+//     holds, the sha256 of the last one, and the size of PATH after it,
+//     replaced atomically (temp file and rename) after each append;
+//   - PATH.1, PATH.2, … — rotated files, oldest first (PATH.1 is the oldest),
+//     made when PATH would grow past Options.MaxSize. The chain runs on
+//     through them: the first line of each file points at the last line of
+//     the file before.
+//
+// A line's "seq" is its number in the whole chain (1-based, across rotated
+// files) and its "prev" is the hex sha256 of the previous line's bytes
+// without the newline; the first line's prev is "". [Verify] walks the
+// chain and names the first line that is not what the chain recorded.
+//
+// The chain is evidence against accidents and casual edits, not against
+// someone who can rewrite the log and the head file together: they can
+// recompute every hash. Keep a copy of the head elsewhere to guard against that.
+//
+// # What it must never do
+//
+// It must never log a file body, an edit string or a secret. Callers pass
+// [Body] in place of contents and redact Args before [Writer.Write]; the
+// writer masks every Options.Mask value wherever it would still appear in
+// the line. A failed write is an error, never a silent drop: the caller then
+// refuses the call (fail closed).
+//
+// Text from the log is agent-chosen: print it through [EscapeControl] so a
+// file name cannot repaint a terminal.
+package audit

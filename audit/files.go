@@ -1,0 +1,230 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Names of the files that live beside the log.
+func headPath(path string) string { return path + ".head" }
+func lockPath(path string) string { return path + ".lock" }
+func rotatedPath(path string, n int) string {
+	return path + "." + strconv.Itoa(n)
+}
+
+// head is the content of the head file, and the writer's idea of the chain's
+// end: the number of lines, the hash of the last one, and the size of the
+// current file after it.
+type head struct {
+	Lines int64  `json:"lines"`
+	Hash  string `json:"hash"`
+	Size  int64  `json:"size"`
+}
+
+// readHead reads the head file; a missing one is (nil, nil).
+func readHead(path string) (*head, error) {
+	b, err := os.ReadFile(headPath(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit: read head: %w", err)
+	}
+	var h head
+	if err := json.Unmarshal(b, &h); err != nil || h.Lines < 0 || h.Size < 0 || !validHash(h.Hash, h.Lines == 0) {
+		return nil, fmt.Errorf("audit: head file %s is not a head (%q)", headPath(path), truncate(b, 80))
+	}
+	return &h, nil
+}
+
+// writeHead replaces the head file atomically: temp file, then rename. Only
+// a writer holding the lock calls it, so one temp name is enough.
+func writeHead(path string, h head, sync bool) error {
+	b, _ := json.Marshal(h)
+	b = append(b, '\n')
+	tmp := headPath(path) + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit: write head: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, headPath(path))
+	}
+	if err != nil {
+		return fmt.Errorf("audit: write head: %w", err)
+	}
+	return nil
+}
+
+func validHash(s string, emptyOK bool) bool {
+	if s == "" {
+		return emptyOK
+	}
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// rotated lists the rotated files of the log at path, oldest first, with
+// their numbers.
+func rotated(path string) ([]string, []int, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil
+		}
+		return nil, nil, fmt.Errorf("audit: list %s: %w", dir, err)
+	}
+	var nums []int
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), base+".")
+		if !ok || rest == "" || strings.TrimLeft(rest, "0123456789") != "" || rest[0] == '0' {
+			continue
+		}
+		n, err := strconv.Atoi(rest)
+		if err != nil || !e.Type().IsRegular() {
+			continue
+		}
+		nums = append(nums, n)
+	}
+	sort.Ints(nums)
+	names := make([]string, len(nums))
+	for i, n := range nums {
+		names[i] = rotatedPath(path, n)
+	}
+	return names, nums, nil
+}
+
+// chainFiles lists the files of the chain in order: the rotated ones, oldest
+// first, then the current one if it exists.
+func chainFiles(path string) ([]string, error) {
+	names, _, err := rotated(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err == nil {
+		names = append(names, path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	return names, nil
+}
+
+// link is what the chain needs of a line: its seq and its own hash.
+type link struct {
+	Seq  int64
+	Hash string
+}
+
+// chainFields is the part of a line that Verify and recovery parse.
+type chainFields struct {
+	Seq  *int64  `json:"seq"`
+	Prev *string `json:"prev"`
+}
+
+// parseChain parses the chain fields of one line (without its newline). It
+// fails unless the line is a JSON object with both.
+func parseChain(line []byte) (seq int64, prev string, err error) {
+	var c chainFields
+	if err := json.Unmarshal(line, &c); err != nil {
+		return 0, "", err
+	}
+	if c.Seq == nil || c.Prev == nil {
+		return 0, "", errors.New("no seq or prev field")
+	}
+	return *c.Seq, *c.Prev, nil
+}
+
+// lastLink finds the last line of r[0:size] that parses, reading backwards;
+// an unterminated fragment at the end is not a line and is skipped, and so
+// is any line that does not parse.
+func lastLink(r io.ReaderAt, size int64) (link, bool, error) {
+	const chunk = 64 << 10
+	var found link
+	ok := false
+	err := linesBackward(r, size, chunk, func(line []byte) bool {
+		seq, _, err := parseChain(line)
+		if err != nil {
+			return true
+		}
+		found, ok = link{Seq: seq, Hash: lineHash(line)}, true
+		return false
+	})
+	return found, ok, err
+}
+
+// linesBackward calls fn with each newline-terminated line of r[0:size],
+// last first, without the newline, until fn returns false. Bytes after the
+// last newline are ignored.
+func linesBackward(r io.ReaderAt, size int64, chunk int64, fn func([]byte) bool) error {
+	pos := size
+	var buf []byte // r[pos : pos+len(buf)], a tail of the file ending at a newline
+	started := false
+	for pos > 0 {
+		n := min(chunk, pos)
+		b := make([]byte, n, n+int64(len(buf)))
+		if _, err := r.ReadAt(b, pos-n); err != nil && err != io.EOF {
+			return fmt.Errorf("audit: read: %w", err)
+		}
+		pos -= n
+		buf = append(b, buf...)
+		if !started {
+			// Drop an unterminated fragment at the very end.
+			i := bytes.LastIndexByte(buf, '\n')
+			if i < 0 {
+				if pos == 0 {
+					return nil
+				}
+				continue
+			}
+			buf = buf[:i+1]
+			started = true
+		}
+		// buf ends with '\n'; hand out every line whose start is known.
+		for len(buf) > 0 {
+			i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
+			if i < 0 && pos > 0 {
+				break // its start lies in an earlier chunk
+			}
+			if !fn(buf[i+1 : len(buf)-1]) {
+				return nil
+			}
+			buf = buf[:i+1]
+		}
+	}
+	return nil
+}

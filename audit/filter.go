@@ -1,0 +1,197 @@
+package audit
+
+import (
+	"iter"
+	"strings"
+	"time"
+)
+
+// Filter selects records; an empty field matches everything.
+type Filter struct {
+	Session  string
+	Tool     string
+	Decision string // allow | deny | error
+	// Path matches a record when any effect path, or any path argument
+	// (path, source, destination, file_path, notebook_path, …), contains
+	// it: "мета" matches "мета/x.md" and everything under it. It is a
+	// filter for reading, so it also matches "мета2/x": it is not a zone.
+	Path  string
+	Since time.Time // records at or after it
+}
+
+// Match reports whether r passes the filter.
+func (f Filter) Match(r *Record) bool {
+	if f.Session != "" && r.Session != f.Session {
+		return false
+	}
+	if f.Tool != "" && r.Tool != f.Tool {
+		return false
+	}
+	if f.Decision != "" && r.Decision != f.Decision {
+		return false
+	}
+	if !f.Since.IsZero() && r.Time.Before(f.Since) {
+		return false
+	}
+	if f.Path != "" && !matchPath(r, f.Path) {
+		return false
+	}
+	return true
+}
+
+func matchPath(r *Record, p string) bool {
+	p = strings.TrimPrefix(p, "./")
+	if q := strings.TrimRight(p, "/"); q != "" {
+		p = q
+	}
+	for _, e := range r.Effects {
+		if strings.Contains(e.Path, p) {
+			return true
+		}
+	}
+	return argsHavePath(r.Args, p, 0)
+}
+
+// argsHavePath looks through the path-like arguments, nested ones too (the
+// hook logs Claude Code's tool_input as it came).
+func argsHavePath(args map[string]any, p string, depth int) bool {
+	if depth > 4 {
+		return false
+	}
+	for k, v := range args {
+		switch v := v.(type) {
+		case string:
+			if isPathKey(k) && strings.Contains(v, p) {
+				return true
+			}
+		case []any:
+			if !isPathKey(k) {
+				continue
+			}
+			for _, x := range v {
+				if s, ok := x.(string); ok && strings.Contains(s, p) {
+					return true
+				}
+			}
+		case map[string]any:
+			if argsHavePath(v, p, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isPathKey(k string) bool {
+	k = strings.ToLower(k)
+	return k == "source" || k == "destination" || strings.HasSuffix(k, "path") || strings.HasSuffix(k, "paths")
+}
+
+// Count is how many calls of one kind there were, and how they went.
+type Count struct {
+	Calls  int `json:"calls"`
+	Denies int `json:"denies"`
+	Errors int `json:"errors"` // decision error: the call could not be judged
+	Failed int `json:"failed"` // allowed, then failed
+}
+
+func (c *Count) add(r *Record) {
+	c.Calls++
+	switch r.Decision {
+	case "deny":
+		c.Denies++
+	case "error":
+		c.Errors++
+	}
+	if r.Outcome == "failed" {
+		c.Failed++
+	}
+}
+
+// Stats summarise a stretch of the log.
+type Stats struct {
+	Count
+	ByDecision map[string]int    `json:"by_decision"`
+	ByRule     map[string]int    `json:"by_rule"` // denies by the rule that denied
+	ByTool     map[string]*Count `json:"by_tool"`
+	BySession  map[string]*Count `json:"by_session"`
+	ByAgent    map[string]*Count `json:"by_agent"`
+	First      time.Time         `json:"first"` // time of the earliest record
+	Last       time.Time         `json:"last"`  // and of the latest
+}
+
+// NoRule is the ByRule key for a deny that names no rule.
+const NoRule = "(none)"
+
+func (s *Stats) init() {
+	if s.ByDecision == nil {
+		s.ByDecision = map[string]int{}
+		s.ByRule = map[string]int{}
+		s.ByTool = map[string]*Count{}
+		s.BySession = map[string]*Count{}
+		s.ByAgent = map[string]*Count{}
+	}
+}
+
+// Add counts one record in.
+func (s *Stats) Add(r *Record) {
+	s.init()
+	s.Count.add(r)
+	s.ByDecision[r.Decision]++
+	if r.Decision == "deny" {
+		rule := r.Rule
+		if rule == "" {
+			rule = NoRule
+		}
+		s.ByRule[rule]++
+	}
+	addTo(s.ByTool, r.Tool, r)
+	addTo(s.BySession, r.Session, r)
+	addTo(s.ByAgent, r.Agent, r)
+	if !r.Time.IsZero() {
+		if s.First.IsZero() || r.Time.Before(s.First) {
+			s.First = r.Time
+		}
+		if r.Time.After(s.Last) {
+			s.Last = r.Time
+		}
+	}
+}
+
+func addTo(m map[string]*Count, k string, r *Record) {
+	c := m[k]
+	if c == nil {
+		c = &Count{}
+		m[k] = c
+	}
+	c.add(r)
+}
+
+// Summarise counts every record of the sequence.
+func Summarise(records iter.Seq[Record]) Stats {
+	var s Stats
+	for r := range records {
+		s.Add(&r)
+	}
+	s.init() // an empty log still gives maps, not nulls
+	return s
+}
+
+// SummariseFile counts the records of the log at path that pass f. Like
+// Read, it counts every record it can and reports the first damaged line
+// as a *LineError alongside the stats.
+func SummariseFile(path string, f Filter) (Stats, error) {
+	var err error
+	s := Summarise(func(yield func(Record) bool) {
+		err = Read(path, func(r Record) error {
+			if f.Match(&r) && !yield(r) {
+				return errStop
+			}
+			return nil
+		})
+	})
+	if err == errStop {
+		err = nil
+	}
+	return s, err
+}

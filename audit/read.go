@@ -1,0 +1,367 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// LineError is a line of the log that is not a record.
+type LineError struct {
+	File string
+	Line int // within File, 1-based
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("audit: %s:%d: %v", e.File, e.Line, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Read calls fn with every record of the log at path, in order: the rotated
+// files oldest first, then the current one. A line that is not a record is
+// skipped and reported at the end as a *LineError (the first one), so one
+// damaged line does not hide the rest; an unfinished last line of the
+// current file (a write in progress) is not a line yet and is skipped
+// silently. When fn returns an error, Read stops and returns it.
+func Read(path string, fn func(Record) error) error {
+	files, err := chainFiles(path)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("audit: read %s: %w", path, fs.ErrNotExist)
+	}
+	var bad error
+	for i, name := range files {
+		current := i == len(files)-1 && name == path
+		err := readFile(name, current, fn, &bad)
+		if err != nil {
+			return err
+		}
+	}
+	return bad
+}
+
+func readFile(name string, current bool, fn func(Record) error, bad *error) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("audit: read: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	for ln := 1; ; ln++ {
+		line, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			if len(line) > 0 && !current && *bad == nil {
+				*bad = &LineError{File: name, Line: ln, Err: errors.New("torn line: no newline at the end")}
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("audit: read %s: %w", name, err)
+		}
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			if *bad == nil {
+				*bad = &LineError{File: name, Line: ln, Err: err}
+			}
+			continue
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+}
+
+// followPoll is how often Follow looks for new lines.
+var followPoll = 100 * time.Millisecond
+
+// Follow calls fn with each record as it is appended to the log at path,
+// like tail -f, until ctx is done (it then returns ctx.Err()) or fn returns
+// an error. It follows the log across rotations and waits for a log that
+// does not exist yet. from picks the start: 0, only lines appended from now
+// on; n > 0, every record from seq n on (older rotated files are read as
+// needed); -n, the last n records, then the new ones. Lines that are not
+// records are skipped.
+func Follow(ctx context.Context, path string, from int64, fn func(Record) error) error {
+	fl := &follower{path: path, fn: fn}
+	if from < 0 {
+		last, err := lastSeq(path)
+		if err != nil {
+			return err
+		}
+		from = max(1, last+from+1)
+	}
+	// Hold the current file before looking at the rotated ones: should it
+	// be rotated meanwhile, the rotation is seen below and nothing is lost.
+	f, err := os.Open(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("audit: follow: %w", err)
+	}
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	if from > 0 {
+		fl.min = from
+		if err := fl.catchUp(from, f); err != nil {
+			return err
+		}
+	} else if f != nil {
+		if err := seekAfterLastLine(f); err != nil {
+			return err
+		}
+	}
+	return fl.follow(ctx, &f)
+}
+
+type follower struct {
+	path    string
+	fn      func(Record) error
+	min     int64  // records below this seq are not delivered
+	partial []byte // an unfinished line at the end of what was read
+}
+
+// deliver hands out every complete line in b, keeping an unfinished one.
+func (fl *follower) deliver(b []byte) error {
+	fl.partial = append(fl.partial, b...)
+	for {
+		i := bytes.IndexByte(fl.partial, '\n')
+		if i < 0 {
+			return nil
+		}
+		line := fl.partial[:i]
+		fl.partial = fl.partial[i+1:]
+		if fl.min > 0 {
+			if seq, _, err := parseChain(line); err != nil || seq < fl.min {
+				continue
+			}
+		}
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			continue
+		}
+		if err := fl.fn(r); err != nil {
+			return err
+		}
+	}
+}
+
+// readAll reads f from its offset to EOF and delivers what it holds.
+func (fl *follower) readAll(f *os.File) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			if err := fl.deliver(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("audit: follow %s: %w", f.Name(), err)
+		}
+	}
+}
+
+// readFiles reads whole rotated files; a torn end of one stays there.
+func (fl *follower) readFiles(names []string) error {
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("audit: follow: %w", err)
+		}
+		err = fl.readAll(f)
+		f.Close()
+		fl.partial = fl.partial[:0]
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// catchUp reads the rotated files older than cur that may hold seq from or
+// later.
+func (fl *follower) catchUp(from int64, cur *os.File) error {
+	names, _, err := rotated(fl.path)
+	if err != nil {
+		return err
+	}
+	if cur != nil {
+		if fi, err := cur.Stat(); err == nil {
+			for i, name := range names {
+				if st, err := os.Stat(name); err == nil && os.SameFile(st, fi) {
+					names = names[:i] // cur itself, already rotated: follow reads it
+					break
+				}
+			}
+		}
+	}
+	// Start at the newest file whose first line is at or before from.
+	start := 0
+	for i := len(names) - 1; i >= 0; i-- {
+		if first, ok := firstSeq(names[i]); ok && first <= from {
+			start = i
+			break
+		}
+	}
+	return fl.readFiles(names[start:])
+}
+
+func (fl *follower) follow(ctx context.Context, fp **os.File) error {
+	tick := time.NewTicker(followPoll)
+	defer tick.Stop()
+	wait := func() error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			return nil
+		}
+	}
+	for *fp == nil {
+		f, err := os.Open(fl.path)
+		if err == nil {
+			*fp = f
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("audit: follow: %w", err)
+		}
+		if err := wait(); err != nil {
+			return err
+		}
+	}
+	for {
+		f := *fp
+		if err := fl.readAll(f); err != nil {
+			return err
+		}
+		if err := wait(); err != nil {
+			return err
+		}
+		st, err := os.Stat(fl.path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("audit: follow: %w", err)
+		}
+		fi, ferr := f.Stat()
+		if ferr != nil {
+			return fmt.Errorf("audit: follow: %w", ferr)
+		}
+		if err != nil || os.SameFile(st, fi) {
+			continue // no rotation, or the new file is not there yet
+		}
+		// Rotated: writers finished with the old file before renaming it,
+		// so read it to its end, then any files rotated after it, then the
+		// new current file from its start.
+		if err := fl.readAll(f); err != nil {
+			return err
+		}
+		fl.partial = fl.partial[:0]
+		if err := fl.readRotatedAfter(fi); err != nil {
+			return err
+		}
+		nf, err := os.Open(fl.path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return fmt.Errorf("audit: follow: %w", err)
+		}
+		f.Close()
+		*fp = nf
+	}
+}
+
+// readRotatedAfter reads the rotated files newer than old (which is one of
+// them), for when more than one rotation happened between two looks.
+func (fl *follower) readRotatedAfter(old os.FileInfo) error {
+	names, _, err := rotated(fl.path)
+	if err != nil {
+		return err
+	}
+	at := -1
+	for i, name := range names {
+		if st, err := os.Stat(name); err == nil && os.SameFile(st, old) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	return fl.readFiles(names[at+1:])
+}
+
+// seekAfterLastLine puts f's offset just past its last newline, so a line
+// being written as Follow starts is delivered once it is whole.
+func seekAfterLastLine(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("audit: follow: %w", err)
+	}
+	off := int64(0)
+	pos := st.Size()
+	buf := make([]byte, 4096)
+	for pos > 0 && off == 0 {
+		n := min(int64(len(buf)), pos)
+		if _, err := f.ReadAt(buf[:n], pos-n); err != nil && err != io.EOF {
+			return fmt.Errorf("audit: follow: %w", err)
+		}
+		pos -= n
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			off = pos + int64(i) + 1
+		}
+	}
+	_, err = f.Seek(off, io.SeekStart)
+	return err
+}
+
+// firstSeq is the seq of the first line of a file, if it parses.
+func firstSeq(name string) (int64, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadBytes('\n')
+	if err != nil {
+		return 0, false
+	}
+	seq, _, err := parseChain(bytes.TrimSuffix(line, []byte{'\n'}))
+	return seq, err == nil
+}
+
+// lastSeq is the seq of the last line of the chain, 0 for an empty one.
+func lastSeq(path string) (int64, error) {
+	if f, err := os.Open(path); err == nil {
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return 0, fmt.Errorf("audit: %w", err)
+		}
+		if l, ok, err := lastLink(f, st.Size()); err != nil || ok {
+			return l.Seq, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("audit: %w", err)
+	}
+	l, _, err := lastRotatedLink(path)
+	return l.Seq, err
+}
+
+// errStop ends a Read early from inside its callback.
+var errStop = errors.New("audit: stop")

@@ -1,0 +1,80 @@
+package audit
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
+
+// Effect is one planned effect of a call: what it does to which path, and
+// the zone that path is in.
+type Effect struct {
+	Op   string `json:"op"`
+	Path string `json:"path"`
+	Zone string `json:"zone"`
+}
+
+// Record is one audit line. Writer.Write fills Seq and Prev (and ID and Time
+// when they are empty); the JSON field names are the log's contract.
+type Record struct {
+	Time       time.Time      `json:"time"`
+	ID         string         `json:"id"` // unique per call
+	Session    string         `json:"session"`
+	Agent      string         `json:"agent"`
+	Via        string         `json:"via"` // stdio | http | hook | check
+	Tool       string         `json:"tool"`
+	Args       map[string]any `json:"args"` // already redacted by the caller
+	Effects    []Effect       `json:"effects"`
+	Decision   string         `json:"decision"` // allow | deny | error
+	Rule       string         `json:"rule,omitempty"`
+	Reason     string         `json:"reason,omitempty"`
+	Outcome    string         `json:"outcome,omitempty"` // ok | failed
+	Error      string         `json:"error,omitempty"`
+	DurationMS float64        `json:"duration_ms"`
+	ExitCode   *int           `json:"exit_code,omitempty"`
+	Wall       []string       `json:"wall,omitempty"`
+	Seq        int64          `json:"seq"`  // line number in the chain, 1-based, across rotations
+	Prev       string         `json:"prev"` // hex sha256 of the previous line without its newline; "" for the first
+}
+
+// NewID returns a fresh call id: a UUID version 7, so ids sort by time and
+// still carry 74 random bits.
+func NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[6:]); err != nil {
+		panic("audit: crypto/rand failed: " + err.Error()) // never happens on Linux
+	}
+	ms := uint64(time.Now().UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
+	b[6] = 0x70 | b[6]&0x0f
+	b[8] = 0x80 | b[8]&0x3f
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:36], b[10:16])
+	return string(s[:])
+}
+
+// Body is what the log holds in place of a file body or an edit string: its
+// length in bytes and its sha256, enough to tell two versions apart and
+// nothing of what they say.
+func Body(s string) map[string]any {
+	sum := sha256.Sum256([]byte(s))
+	return map[string]any{"bytes": len(s), "sha256": hex.EncodeToString(sum[:])}
+}
+
+// lineHash is the chain's hash of one line, given without its newline.
+func lineHash(line []byte) string {
+	sum := sha256.Sum256(line)
+	return hex.EncodeToString(sum[:])
+}
