@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/server"
+)
+
+func init() {
+	var src source
+	var agent string
+	register(&command{
+		name:    "check",
+		summary: "dry-run a tool call: its effects, their zones, the decision",
+		usage:   "[--config FILE | --vault DIR] TOOL ARGS",
+		help: `Plans and judges one call without running it, and prints each effect with
+its zone, then the decision and the reason. ARGS is the tool's JSON
+arguments, e.g. '{"path":"мета/x.md"}'; for bash it may be the command.
+The dry run starts a fresh session, so overwriting an existing file is
+refused as unread (read_before_write), exactly as a first call would be.
+
+Exit status: 0 allow, 1 deny, 2 bad usage (including a malformed call).`,
+		flags: func(fs *flag.FlagSet) {
+			src.flags(fs)
+			fs.StringVar(&agent, "agent", config.DefaultAgent, "judge as this agent of the config")
+		},
+		run: func(fs *flag.FlagSet, args []string) int {
+			if len(args) != 2 {
+				return fail(exitUsage, "check takes a tool name and its arguments (see --help)")
+			}
+			cfg, err := src.load()
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			p := cfg.Policy(agent)
+			if p == nil {
+				return fail(exitUsage, "no agent %q in the config", agent)
+			}
+			raw, err := checkArgs(args[0], args[1])
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			g, closeAll, err := openGate(cfg, true)
+			if err != nil {
+				return fail(1, "%v", err)
+			}
+			defer closeAll()
+			s := &policy.Session{ID: "check", Agent: p.Name, State: policy.NewState()}
+			o := g.Call(context.Background(), server.Caller{Via: "check", Session: s, Policy: p}, args[0], raw, true)
+			printCheck(o)
+			switch o.Decision {
+			case server.Allow:
+				return exitOK
+			case server.Deny:
+				return exitDeny
+			}
+			return exitUsage
+		},
+	})
+}
+
+// checkArgs decodes ARGS; for bash a plain command is accepted as is.
+func checkArgs(tool, arg string) (any, error) {
+	trimmed := strings.TrimSpace(arg)
+	if tool == "bash" && !strings.HasPrefix(trimmed, "{") {
+		return map[string]any{"command": arg}, nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(arg), &v); err != nil {
+		return nil, fmt.Errorf("ARGS is not JSON: %v", err)
+	}
+	return v, nil
+}
+
+// printCheck prints effects in the shape the tests compare: "op path zone".
+func printCheck(o *server.Outcome) {
+	fmt.Fprintln(stdout, "effects:")
+	if len(o.Record.Effects) == 0 {
+		fmt.Fprintln(stdout, "  (none)")
+	}
+	for _, e := range o.Record.Effects {
+		zone := e.Zone
+		if zone == "" {
+			zone = "-"
+		}
+		fmt.Fprintf(stdout, "  %-8s %-40s %s\n", e.Op, audit.EscapeControl(e.Path), zone)
+	}
+	fmt.Fprintf(stdout, "decision: %s\n", o.Decision)
+	switch {
+	case o.Deny != nil:
+		fmt.Fprintf(stdout, "rule:     %s\nreason:   %s\n", o.Deny.Rule, audit.EscapeControl(o.Deny.Reason))
+	case o.Err != nil:
+		fmt.Fprintf(stdout, "error:    %s\n", audit.EscapeControl(o.Err.Error()))
+	}
+}

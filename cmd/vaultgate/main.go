@@ -1,0 +1,162 @@
+// Command vaultgate is an MCP server that gives an AI agent file tools over
+// a notes vault and decides in code, by zones, what it may do there.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	usage   string // the argument synopsis after the name
+	help    string // the paragraph --help shows
+	run     func(fs *flag.FlagSet, args []string) int
+	flags   func(fs *flag.FlagSet)
+}
+
+var commands []*command
+
+func register(c *command) { commands = append(commands, c) }
+
+// Exit codes: check's are the contract (0 allow, 1 deny, 2 bad usage).
+const (
+	exitOK    = 0
+	exitDeny  = 1
+	exitUsage = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+var stdout, stderr io.Writer = os.Stdout, os.Stderr
+
+func run(args []string, out, errw io.Writer) int {
+	stdout, stderr = out, errw
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 {
+			if c := find(args[1]); c != nil {
+				return runCommand(c, []string{"--help"})
+			}
+		}
+		mainUsage(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if args[0] == "--version" || args[0] == "version" {
+		fmt.Fprintln(stdout, "vaultgate", version)
+		return exitOK
+	}
+	c := find(args[0])
+	if c == nil {
+		fmt.Fprintf(stderr, "vaultgate: unknown command %q\n\n", args[0])
+		mainUsage(stderr)
+		return exitUsage
+	}
+	return runCommand(c, args[1:])
+}
+
+func find(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func runCommand(c *command, args []string) int {
+	fs := flag.NewFlagSet("vaultgate "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if c.flags != nil {
+		c.flags(fs)
+	}
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: vaultgate %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.help))
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(w, "\nflags:")
+			fs.PrintDefaults()
+		}
+	}
+	if err := fs.Parse(interleave(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return exitOK
+		}
+		return exitUsage
+	}
+	return c.run(fs, fs.Args())
+}
+
+// interleave lets flags follow positional arguments ("check bash 'ls' --config f"),
+// as people type them; "--" still ends the flags.
+func interleave(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if len(a) > 1 && a[0] == '-' {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if strings.Contains(name, "=") {
+				continue
+			}
+			if f := fs.Lookup(name); f != nil {
+				if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+					continue
+				}
+				if i+1 < len(args) {
+					flags = append(flags, args[i+1])
+					i++
+				}
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return append(append(flags, "--"), pos...)
+}
+
+func mainUsage(w io.Writer) {
+	fmt.Fprint(w, `vaultgate: file tools and a shell for an AI agent over a notes vault,
+with every call checked against zones and written to an audit log.
+
+usage: vaultgate COMMAND [flags] [args]
+
+commands:
+`)
+	sorted := append([]*command(nil), commands...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	for _, c := range sorted {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run "vaultgate COMMAND --help" for a command's flags.
+Start here: vaultgate serve --config testdata/vault.toml   (the sample vault)
+`)
+}
+
+var version = "0.1.0"
+
+// fail prints an error for the person and returns the exit code.
+func fail(code int, format string, args ...any) int {
+	fmt.Fprintf(stderr, "vaultgate: "+format+"\n", args...)
+	return code
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+
+	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+var zoneColour = map[zones.Mode]string{
+	zones.Write:     "\x1b[32m", // green: anything goes
+	zones.Edit:      "\x1b[36m",
+	zones.Create:    "\x1b[34m",
+	zones.Protected: "\x1b[33m",
+	zones.Hidden:    "\x1b[31m",
+	zones.NoZone:    "\x1b[90m",
+}
+
+func init() {
+	var src source
+	var agent string
+	var depth int
+	var colour string
+	register(&command{
+		name:    "zones",
+		summary: "show the vault as a tree of folders, each labelled with its zone",
+		usage:   "[--config FILE | --vault DIR] [--depth N]",
+		help: `Prints the vault's folders as a tree, each with its zone and what that zone
+allows, so a person can see the boundary the agent works in. A folder whose
+zone is the same as its parent's is shown plainly; a change of zone is
+labelled. Hidden and no-zone folders are shown to you (not to the agent).`,
+		flags: func(fs *flag.FlagSet) {
+			src.flags(fs)
+			fs.StringVar(&agent, "agent", config.DefaultAgent, "show this agent's zones")
+			fs.IntVar(&depth, "depth", 4, "how many folder levels to show")
+			fs.StringVar(&colour, "colour", "auto", "auto, always or never")
+		},
+		run: func(fs *flag.FlagSet, args []string) int {
+			if len(args) > 0 {
+				return fail(exitUsage, "zones takes no arguments")
+			}
+			cfg, err := src.load()
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			p := cfg.Policy(agent)
+			if p == nil {
+				return fail(exitUsage, "no agent %q in the config", agent)
+			}
+			useColour := colour == "always" || (colour == "auto" && isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "")
+			printZones(cfg.Vault, p.Zones, depth, useColour)
+			return exitOK
+		},
+	})
+}
+
+func printZones(vault string, t *zones.Table, depth int, colour bool) {
+	label := func(m zones.Mode) string {
+		s := fmt.Sprintf("[%s: %s]", m, policy.ModeAllows("en", m))
+		if colour {
+			return zoneColour[m] + s + "\x1b[0m"
+		}
+		return s
+	}
+	fmt.Fprintf(stdout, "%s  %s\n", audit.EscapeControl(vault), label(t.Zone(".")))
+	var walk func(rel, indent string, level int, parent zones.Mode)
+	walk = func(rel, indent string, level int, parent zones.Mode) {
+		ents, err := os.ReadDir(filepath.Join(vault, filepath.FromSlash(rel)))
+		if err != nil {
+			fmt.Fprintf(stdout, "%s(unreadable: %v)\n", indent, err)
+			return
+		}
+		var dirs []string
+		for _, e := range ents {
+			if e.IsDir() {
+				dirs = append(dirs, e.Name())
+			}
+		}
+		slices.Sort(dirs)
+		for i, name := range dirs {
+			p := path.Join(rel, name)
+			branch, next := "├── ", "│   "
+			if i == len(dirs)-1 {
+				branch, next = "└── ", "    "
+			}
+			m := t.Zone(p)
+			line := indent + branch + audit.EscapeControl(name) + "/"
+			if m != parent || t.IsAnchor(p) {
+				line += "  " + label(m)
+			}
+			fmt.Fprintln(stdout, line)
+			if level < depth && name != ".git" {
+				walk(p, indent+next, level+1, m)
+			}
+		}
+	}
+	walk(".", "", 1, t.Zone("."))
+	// Absolute zones live outside the vault (bash only): list them too.
+	for _, e := range t.Entries() {
+		if path.IsAbs(e.Path) {
+			fmt.Fprintf(stdout, "%s  %s  (outside the vault, bash only)\n", audit.EscapeControl(e.Path), label(t.Zone(e.Path)))
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/tools"
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// Decisions, as the audit log spells them.
+const (
+	Allow = "allow"
+	Deny  = "deny"
+	Error = "error" // the call could not be judged at all
+)
+
+// Gate judges and runs calls for one vault.
+type Gate struct {
+	cfg   *config.Config
+	vault *tools.Vault
+	log   *audit.Writer // nil: record nothing (dry runs)
+	rules []policy.Rule // library users' rules, after the built-in ones
+
+	// Calls that change files run one at a time, plan to run, so no call
+	// can act between another's check and its deed.
+	mutate sync.Mutex
+
+	// addTools registers more tools (bash) into each call's set.
+	addTools []func(*tools.Set, *config.Policy)
+}
+
+// Options configure a Gate.
+type Options struct {
+	// Rules are appended to the built-in chain (bash, zones,
+	// read_before_write) of every agent.
+	Rules []policy.Rule
+	// Audit receives one record per call; nil records nothing.
+	Audit *audit.Writer
+}
+
+// NewGate returns a gate for cfg's vault over fsys (a tools.RootFs in
+// production, an afero.MemMapFs in tests).
+func NewGate(cfg *config.Config, vault *tools.Vault, opt Options) *Gate {
+	return &Gate{cfg: cfg, vault: vault, log: opt.Audit, rules: opt.Rules}
+}
+
+// AddTools makes fn register extra tools into every call's tool set.
+func (g *Gate) AddTools(fn func(*tools.Set, *config.Policy)) { g.addTools = append(g.addTools, fn) }
+
+// Config returns the gate's configuration.
+func (g *Gate) Config() *config.Config { return g.cfg }
+
+// Caller is who makes a call and through what.
+type Caller struct {
+	Via     string // stdio, http, hook, check
+	Session *policy.Session
+	Policy  *config.Policy
+}
+
+// Outcome is everything a call came to. The entry point turns it into its
+// own answer (an MCP result, hook JSON, check's printout).
+type Outcome struct {
+	ID       string
+	Tool     string
+	Decision string
+	Deny     *policy.Deny  // on deny
+	Effects  []policy.Effect
+	Result   *tools.Result // on allow and ok
+	Err      error         // on error, or a failed run
+	Record   audit.Record
+}
+
+// Text is what the model reads.
+func (o *Outcome) Text() string {
+	switch {
+	case o.Deny != nil:
+		return o.Deny.Reason
+	case o.Err != nil:
+		return o.Err.Error()
+	case o.Result != nil:
+		return o.Result.Text
+	}
+	return ""
+}
+
+// IsError reports whether the MCP result is an error result.
+func (o *Outcome) IsError() bool {
+	return o.Decision != Allow || o.Err != nil || (o.Result != nil && o.Result.Failed)
+}
+
+// ToolSet returns the tools the caller's agent has.
+func (g *Gate) ToolSet(c Caller) *tools.Set {
+	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang}
+	if c.Session != nil {
+		s.State = c.Session.State
+	}
+	for _, fn := range g.addTools {
+		fn(s, c.Policy)
+	}
+	return s
+}
+
+// Chain returns the rule chain of an agent.
+func (g *Gate) Chain(p *config.Policy) policy.Chain {
+	return append(policy.Builtin(p.ReadBeforeWrite), g.rules...)
+}
+
+// Call plans, judges, runs (unless dryRun) and records one call. raw is the
+// call's arguments as decoded JSON; anything but an object is malformed.
+func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, dryRun bool) (out *Outcome) {
+	start := time.Now()
+	out = &Outcome{ID: audit.NewID(), Tool: tool}
+	args, argsOK := raw.(map[string]any)
+	if raw == nil {
+		args, argsOK = map[string]any{}, true
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			// A bug in a planner or a tool must not let a call through, nor
+			// leave it unrecorded.
+			out.Decision, out.Deny, out.Result = Error, nil, nil
+			out.Err = fmt.Errorf("internal error in %s: %v", tool, p)
+			debug.PrintStack()
+		}
+		out.Record = g.record(c, out, args, time.Since(start))
+		if g.log != nil && !dryRun {
+			if err := g.log.Write(&out.Record); err != nil {
+				// Fail closed: a call the person can't see is a call the
+				// model must not think succeeded.
+				out.Err = fmt.Errorf("the audit log could not be written (%v); the call's result is withheld", err)
+				out.Result = nil
+			}
+		}
+	}()
+	if !argsOK {
+		out.Decision, out.Err = Error, &tools.ArgError{Tool: tool, Problem: "arguments must be a JSON object"}
+		return out
+	}
+	set := g.ToolSet(c)
+	t, known := set.Lookup(tool)
+	if !known {
+		out.Decision, out.Err = Error, fmt.Errorf("%w %q", tools.ErrUnknownTool, tool)
+		return out
+	}
+	if !t.ReadOnly {
+		g.mutate.Lock()
+		defer g.mutate.Unlock()
+	}
+	plan, err := set.Plan(tool, args)
+	if err != nil {
+		out.Decision, out.Err = Error, err
+		return out
+	}
+	out.Effects = plan.Effects
+	call := &policy.ToolCall{
+		Tool: tool, Args: args, Effects: plan.Effects, Session: c.Session, Via: c.Via,
+		Zones: c.Policy.Zones, Lang: c.Policy.Lang, Refusal: plan.Refusal,
+		Walled: plan.Walled, BashAllow: c.Policy.Bash.Allow,
+	}
+	if d := g.Chain(c.Policy).Judge(call); d != nil {
+		out.Decision, out.Deny = Deny, d
+		return out
+	}
+	out.Decision = Allow
+	if dryRun {
+		return out
+	}
+	res, err := plan.Run(ctx)
+	if err != nil {
+		out.Err = err
+		return out
+	}
+	out.Result = res
+	return out
+}
+
+func (g *Gate) record(c Caller, o *Outcome, args map[string]any, d time.Duration) audit.Record {
+	r := audit.Record{
+		ID: o.ID, Via: c.Via, Tool: o.Tool, Decision: o.Decision,
+		Args: redact(args), DurationMS: float64(d.Microseconds()) / 1000,
+		Effects: make([]audit.Effect, 0, len(o.Effects)),
+	}
+	if c.Session != nil {
+		r.Session, r.Agent = c.Session.ID, c.Session.Agent
+	}
+	if r.Agent == "" && c.Policy != nil {
+		r.Agent = c.Policy.Name
+	}
+	for _, e := range o.Effects {
+		r.Effects = append(r.Effects, auditEffect(e))
+	}
+	switch {
+	case o.Deny != nil:
+		r.Rule, r.Reason = o.Deny.Rule, o.Deny.Reason
+	case o.Decision == Error:
+		r.Error = errText(o.Err)
+	case o.Err != nil:
+		r.Outcome, r.Error = "failed", errText(o.Err)
+	case o.Result != nil:
+		r.Outcome = "ok"
+		if o.Result.Failed {
+			r.Outcome = "failed"
+		}
+		r.ExitCode, r.Wall = o.Result.ExitCode, o.Result.Wall
+	}
+	return r
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func auditEffect(e policy.Effect) audit.Effect {
+	a := audit.Effect{Op: e.Op.String(), Path: e.Path, Zone: e.Zone.String()}
+	switch {
+	case e.Op == zones.OpExec:
+		a.Path, a.Zone = e.Detail, ""
+	case e.Unknown:
+		a.Path, a.Zone = "?", ""
+	}
+	if e.Subtree && a.Path != "" {
+		a.Path += "/**"
+	}
+	return a
+}
+
+// bodyArgs are arguments whose values are file content: the log keeps only
+// their size and hash.
+var bodyArgs = []string{"content", "old_string", "new_string"}
+
+func redact(args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		if s, ok := v.(string); ok && slices.Contains(bodyArgs, k) {
+			out[k] = audit.Body(s)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// IsMalformed reports whether err is a bad call rather than a failure.
+func IsMalformed(err error) bool {
+	var ae *tools.ArgError
+	return errors.As(err, &ae) || errors.Is(err, tools.ErrUnknownTool)
+}

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/tools"
+)
+
+// Version is the server's version, as MCP's initialize reports it.
+var Version = "0.1.0"
+
+// CallerFunc tells who is calling, from the request's context.
+type CallerFunc func(ctx context.Context) (Caller, error)
+
+// MCP builds the MCP server for an agent: one tool per tool of its set, each
+// handler a thin call into Gate.Call.
+func (g *Gate) MCP(p *config.Policy, caller CallerFunc) *mcpserver.MCPServer {
+	s := mcpserver.NewMCPServer("vaultgate", Version,
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithInstructions(instructions(p)),
+	)
+	set := g.ToolSet(Caller{Policy: p})
+	for _, t := range set.Tools() {
+		name := t.Name
+		s.AddTool(mcpTool(t), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			c, err := caller(ctx)
+			if err != nil {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
+			return g.Call(ctx, c, name, req.Params.Arguments, false).MCPResult(), nil
+		})
+	}
+	return s
+}
+
+// MCPResult turns an outcome into what the model receives.
+func (o *Outcome) MCPResult() *mcp.CallToolResult {
+	text := o.Text()
+	var r *mcp.CallToolResult
+	if o.Result != nil && o.Result.Structured != nil && o.Err == nil {
+		r = mcp.NewToolResultStructured(o.Result.Structured, text)
+	} else {
+		r = mcp.NewToolResultText(text)
+	}
+	r.IsError = o.IsError()
+	return r
+}
+
+func mcpTool(t tools.Tool) mcp.Tool {
+	opts := []mcp.ToolOption{
+		mcp.WithDescription(t.Description),
+		mcp.WithTitleAnnotation(t.Title),
+		mcp.WithReadOnlyHintAnnotation(t.ReadOnly),
+		mcp.WithDestructiveHintAnnotation(t.Destructive),
+		mcp.WithIdempotentHintAnnotation(t.Idempotent),
+		mcp.WithOpenWorldHintAnnotation(t.OpenWorld),
+		mcp.WithSchemaAdditionalProperties(false),
+	}
+	for _, p := range t.Params {
+		po := []mcp.PropertyOption{mcp.Description(p.Description)}
+		if p.Required {
+			po = append(po, mcp.Required())
+		}
+		switch p.Type {
+		case "string":
+			opts = append(opts, mcp.WithString(p.Name, po...))
+		case "integer":
+			opts = append(opts, mcp.WithInteger(p.Name, po...))
+		case "boolean":
+			opts = append(opts, mcp.WithBoolean(p.Name, po...))
+		}
+	}
+	return mcp.NewTool(t.Name, opts...)
+}
+
+// instructions tell the model at initialize where it may do what, so it
+// need not learn the zones by being refused.
+func instructions(p *config.Policy) string {
+	var b strings.Builder
+	b.WriteString("File tools over a notes vault. Paths are relative to the vault root. ")
+	b.WriteString("Every call is checked against zones; a refusal says where the action is allowed. ")
+	b.WriteString("Read a file before you overwrite or edit it.\nZones:\n")
+	for _, e := range p.Zones.Entries() {
+		if !e.Mode.Listed() {
+			continue // a hidden zone's name is not the model's business
+		}
+		fmt.Fprintf(&b, "- %s: %s (%s)\n", e.Path, e.Mode, policy.ModeAllows("en", e.Mode))
+	}
+	return b.String()
+}
+
+// ServeStdio serves one agent over stdin and stdout until in closes. One
+// process is one session.
+func (g *Gate) ServeStdio(ctx context.Context, p *config.Policy, session *policy.Session, in io.Reader, out io.Writer, errLog *log.Logger) error {
+	c := Caller{Via: "stdio", Session: session, Policy: p}
+	s := g.MCP(p, func(context.Context) (Caller, error) { return c, nil })
+	stdio := mcpserver.NewStdioServer(s)
+	if errLog != nil {
+		stdio.SetErrorLogger(errLog)
+	}
+	return stdio.Listen(ctx, in, out)
+}
+
+// sortedAgents lists agent names, the default first.
+func sortedAgents(cfg *config.Config) []string {
+	var names []string
+	for n := range cfg.Agents {
+		if n != config.DefaultAgent {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return append([]string{config.DefaultAgent}, names...)
+}

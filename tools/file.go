@@ -1,0 +1,624 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/spf13/afero"
+
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+const (
+	// maxReadWhole is the largest file read returns whole; past it the
+	// model reads in parts, so one call can't flood its context.
+	maxReadWhole = 10 << 20
+	// maxWalk bounds the entries a subtree effect checks one by one.
+	maxWalk = 200_000
+	// tempPrefix names write's temporary files, so a crash's leftovers are
+	// recognisable (and never listed).
+	tempPrefix = ".vaultgate-tmp-"
+)
+
+func fileTools() []Tool {
+	pathParam := Param{Name: "path", Type: "string", Required: true, Description: "Path of the file, relative to the vault root (or absolute inside the vault)."}
+	return []Tool{
+		{
+			Name: "read", Title: "Read a note", ReadOnly: true, Idempotent: true,
+			Description: "Read a text file in the vault. Without offset and limit it returns the file's text exactly. Reading a file is also what allows a later write or edit of it.",
+			Params: []Param{pathParam,
+				{Name: "offset", Type: "integer", Description: "First line to return, 1-based."},
+				{Name: "limit", Type: "integer", Description: "How many lines to return."}},
+			plan: planRead,
+		},
+		{
+			Name: "write", Title: "Write a note", Destructive: true, Idempotent: true,
+			Description: "Create a file, or replace an existing file's whole content (read it first). Missing parent folders are created. The write is atomic: the file is either the old one or the new one, never half of one.",
+			Params: []Param{pathParam,
+				{Name: "content", Type: "string", Required: true, Description: "The file's full new content."}},
+			plan: planWrite,
+		},
+		{
+			Name: "edit", Title: "Edit a note", Destructive: true,
+			Description: "Replace old_string with new_string in an existing file (read it first). old_string must occur exactly once, unless replace_all is set.",
+			Params: []Param{pathParam,
+				{Name: "old_string", Type: "string", Required: true, Description: "The exact text to replace, whitespace included."},
+				{Name: "new_string", Type: "string", Required: true, Description: "The text to put in its place."},
+				{Name: "replace_all", Type: "boolean", Description: "Replace every occurrence instead of exactly one."}},
+			plan: planEdit,
+		},
+		{
+			Name: "move", Title: "Move or rename", Destructive: true,
+			Description: "Move or rename a file or folder. Give the full destination path, including the name. It never merges or replaces folders; with overwrite it may replace an existing file.",
+			Params: []Param{
+				{Name: "source", Type: "string", Required: true, Description: "What to move."},
+				{Name: "destination", Type: "string", Required: true, Description: "The full new path."},
+				{Name: "overwrite", Type: "boolean", Description: "Replace an existing file at the destination."}},
+			plan: planMove,
+		},
+		{
+			Name: "delete", Title: "Delete", Destructive: true, Idempotent: true,
+			Description: "Delete a file, an empty folder, or (with recursive) a folder with everything inside. Allowed only in write zones.",
+			Params: []Param{pathParam,
+				{Name: "recursive", Type: "boolean", Description: "Delete a folder with everything inside it."}},
+			plan: planDelete,
+		},
+		{
+			Name: "list", Title: "List a folder", ReadOnly: true, Idempotent: true,
+			Description: "List a folder of the vault with each entry's zone (what may be done there). Hidden paths are not shown.",
+			Params: []Param{
+				{Name: "path", Type: "string", Description: "Folder to list; the vault root by default."},
+				{Name: "depth", Type: "integer", Description: "How many levels deep to go (1 = the folder's own entries; at most 10)."}},
+			plan: planList,
+		},
+		{
+			Name: "search", Title: "Search notes", ReadOnly: true, Idempotent: true,
+			Description: "Search text files for a string (or a regular expression), returning path:line: text for each match. Binary files and hidden paths are skipped.",
+			Params: []Param{
+				{Name: "query", Type: "string", Required: true, Description: "The text to find (case-sensitive), or a Go regular expression when regex is set."},
+				{Name: "path", Type: "string", Description: "Folder (or file) to search; the vault root by default."},
+				{Name: "regex", Type: "boolean", Description: "Treat query as a regular expression (RE2 syntax; (?i) for case-insensitive)."},
+				{Name: "glob", Type: "string", Description: "Only files whose name (or, if it has a /, whose path) matches this pattern, e.g. *.md."},
+				{Name: "max_results", Type: "integer", Description: "Stop after this many matches (default 100, at most 1000)."}},
+			plan: planSearch,
+		},
+	}
+}
+
+// stat is what planners learn of a path without following its last link.
+type stat struct {
+	exists  bool
+	dir     bool
+	symlink bool
+	regular bool
+	fi      os.FileInfo
+}
+
+func (s *Set) stat(rel string) (stat, error) {
+	if outside(rel) {
+		return stat{}, nil
+	}
+	fi, err := s.Vault.lstat(rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return stat{}, nil
+		}
+		return stat{}, err
+	}
+	return stat{exists: true, fi: fi, dir: fi.IsDir(), symlink: fi.Mode()&fs.ModeSymlink != 0, regular: fi.Mode().IsRegular()}, nil
+}
+
+func links(fi os.FileInfo) int {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Nlink)
+	}
+	return 0
+}
+
+// fileEffect describes writing to rel as it is now.
+func fileEffect(op zones.Op, rel string, st stat) policy.Effect {
+	e := policy.Effect{Op: op, Path: rel, Outside: outside(rel), Exists: st.exists}
+	if st.exists && !st.symlink {
+		e.Size, e.ModTime = st.fi.Size(), st.fi.ModTime()
+		if st.regular {
+			e.Links = links(st.fi)
+		}
+	}
+	return e
+}
+
+// missingParents returns create effects for the folders above rel that do
+// not exist yet, outermost first: making them is creating in their zones.
+func (s *Set) missingParents(rel string) ([]policy.Effect, error) {
+	var out []policy.Effect
+	for dir := path.Dir(rel); dir != "." && !outside(dir); dir = path.Dir(dir) {
+		st, err := s.stat(dir)
+		if err != nil {
+			return nil, err
+		}
+		if st.exists {
+			break
+		}
+		out = append([]policy.Effect{{Op: zones.OpCreate, Path: dir}}, out...)
+	}
+	return out, nil
+}
+
+// target resolves a path argument for a tool that writes through its last
+// component: parents resolved, the last kept, and a symlink there reported.
+func (s *Set) target(a args, name string) (rel string, st stat, link string, err error) {
+	p, err := s.path(a, name)
+	if err != nil {
+		return "", stat{}, "", err
+	}
+	rel, err = s.Vault.Resolve(p, false)
+	if err != nil {
+		return "", stat{}, "", err
+	}
+	st, err = s.stat(rel)
+	if err != nil {
+		return "", stat{}, "", err
+	}
+	if st.symlink {
+		if link, err = s.Vault.Resolve(rel, true); err != nil {
+			return "", stat{}, "", err
+		}
+	}
+	return rel, st, link, nil
+}
+
+func planRead(s *Set, a args) (*Plan, error) {
+	p, err := s.path(a, "path")
+	if err != nil {
+		return nil, err
+	}
+	real, err := s.Vault.Resolve(p, true)
+	if err != nil {
+		return nil, err
+	}
+	offset, limit := a.integer("offset", 0), a.integer("limit", 0)
+	if offset < 0 || limit < 0 {
+		return nil, &ArgError{Tool: "read", Arg: "offset", Problem: "and limit must not be negative"}
+	}
+	return &Plan{
+		Effects: []policy.Effect{{Op: zones.OpRead, Path: real, Outside: outside(real)}},
+		Run: func(context.Context) (*Result, error) {
+			return s.runRead(real, offset, limit, a.has("offset") || a.has("limit"))
+		},
+	}, nil
+}
+
+func (s *Set) runRead(rel string, offset, limit int, partial bool) (*Result, error) {
+	if outside(rel) {
+		return nil, s.fail("outsideVault", rel)
+	}
+	f, err := s.Vault.Fs.Open(fsName(rel))
+	if err != nil {
+		return nil, s.osFail(rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, s.fail("isFolder", rel)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, s.fail("notRegular", rel)
+	}
+	if !partial && fi.Size() > maxReadWhole {
+		return nil, s.fail("tooBig", rel, fi.Size(), maxReadWhole)
+	}
+	var data []byte
+	if partial {
+		data, err = readLines(f, offset, limit)
+	} else {
+		data, err = io.ReadAll(io.LimitReader(f, maxReadWhole+1))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !isText(data) {
+		return nil, s.fail("notText", rel, fi.Size())
+	}
+	if s.State != nil {
+		policy.MarkRead(s.State, rel, fi.Size(), fi.ModTime())
+	}
+	return &Result{Text: string(data)}, nil
+}
+
+// readLines returns lines offset.. (1-based) up to limit of them, with their
+// line endings as in the file.
+func readLines(r io.Reader, offset, limit int) ([]byte, error) {
+	if offset < 1 {
+		offset = 1
+	}
+	br := newLineReader(r)
+	var out bytes.Buffer
+	for n := 1; limit == 0 || n < offset+limit; n++ {
+		line, err := br.next()
+		if n >= offset {
+			out.Write(line)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if out.Len() > maxReadWhole {
+			break
+		}
+	}
+	return out.Bytes(), nil
+}
+
+// isText is true for valid UTF-8 without NUL bytes.
+func isText(b []byte) bool {
+	return bytes.IndexByte(b, 0) < 0 && utf8.Valid(b)
+}
+
+func planWrite(s *Set, a args) (*Plan, error) {
+	rel, st, link, err := s.target(a, "path")
+	if err != nil {
+		return nil, err
+	}
+	op := zones.OpCreate
+	if st.exists {
+		op = zones.OpModify
+	}
+	e := fileEffect(op, rel, st)
+	e.SymlinkTo = link
+	parents, err := s.missingParents(rel)
+	if err != nil {
+		return nil, err
+	}
+	content := a.str("content")
+	return &Plan{
+		Effects: append(parents, e),
+		Mutates: true,
+		Run: func(context.Context) (*Result, error) {
+			if st.dir {
+				return nil, s.fail("isFolder", rel)
+			}
+			if err := s.atomicWrite(rel, []byte(content), st); err != nil {
+				return nil, err
+			}
+			return &Result{Text: s.say("wrote", len(content), rel)}, nil
+		},
+	}, nil
+}
+
+func planEdit(s *Set, a args) (*Plan, error) {
+	rel, st, link, err := s.target(a, "path")
+	if err != nil {
+		return nil, err
+	}
+	oldS, newS, all := a.str("old_string"), a.str("new_string"), a.boolean("replace_all")
+	if oldS == "" {
+		return nil, &ArgError{Tool: "edit", Arg: "old_string", Problem: "must not be empty"}
+	}
+	if oldS == newS {
+		return nil, &ArgError{Tool: "edit", Arg: "new_string", Problem: "is the same as old_string: nothing would change"}
+	}
+	e := fileEffect(zones.OpModify, rel, st)
+	e.SymlinkTo = link
+	return &Plan{
+		Effects: []policy.Effect{e},
+		Mutates: true,
+		Run: func(context.Context) (*Result, error) {
+			switch {
+			case !st.exists:
+				return nil, s.fail("notFound", rel)
+			case st.dir:
+				return nil, s.fail("isFolder", rel)
+			case !st.regular:
+				return nil, s.fail("notRegular", rel)
+			}
+			data, err := afero.ReadFile(s.Vault.Fs, fsName(rel))
+			if err != nil {
+				return nil, s.osFail(rel, err)
+			}
+			if !isText(data) {
+				return nil, s.fail("notText", rel, len(data))
+			}
+			text := string(data)
+			n := strings.Count(text, oldS)
+			switch {
+			case n == 0:
+				return nil, s.fail("editNone", rel)
+			case n > 1 && !all:
+				return nil, s.fail("editMany", rel, n)
+			}
+			if err := s.atomicWrite(rel, []byte(strings.ReplaceAll(text, oldS, newS)), st); err != nil {
+				return nil, err
+			}
+			return &Result{Text: s.say("edited", n, rel)}, nil
+		},
+	}, nil
+}
+
+// atomicWrite replaces rel with data by way of a temporary file in the same
+// folder, synced before the rename: a crash leaves the old file or the new.
+func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
+	fsys := s.Vault.Fs
+	dir := path.Dir(rel)
+	if dir != "." {
+		if err := fsys.MkdirAll(fsName(dir), 0o755); err != nil {
+			return s.osFail(dir, err)
+		}
+	}
+	now, err := s.stat(rel)
+	if err != nil {
+		return err
+	}
+	// The plan was judged on what was there: if that changed (a file
+	// appeared, vanished, or became a link), the judgement no longer holds.
+	if now.exists != before.exists || now.symlink || (before.exists && !now.regular) {
+		return s.fail("changedMeantime", rel)
+	}
+	mode := os.FileMode(0o644)
+	if now.exists {
+		mode = now.fi.Mode().Perm()
+	}
+	tmp := path.Join(dir, tempPrefix+randomHex())
+	f, err := fsys.OpenFile(fsName(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return s.osFail(rel, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			fsys.Remove(fsName(tmp))
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := fsys.Rename(fsName(tmp), fsName(rel)); err != nil {
+		return s.osFail(rel, err)
+	}
+	ok = true
+	syncDir(fsys, dir)
+	if fi, err := s.Vault.lstat(rel); err == nil && s.State != nil {
+		policy.MarkRead(s.State, rel, fi.Size(), fi.ModTime())
+	}
+	return nil
+}
+
+// syncDir makes a rename durable where the file system supports it.
+func syncDir(fsys afero.Fs, dir string) {
+	if d, err := fsys.Open(fsName(dir)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+func randomHex() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func planMove(s *Set, a args) (*Plan, error) {
+	sp, err := s.path(a, "source")
+	if err != nil {
+		return nil, err
+	}
+	dp, err := s.path(a, "destination")
+	if err != nil {
+		return nil, err
+	}
+	src, err := s.Vault.Resolve(sp, false)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := s.Vault.Resolve(dp, false)
+	if err != nil {
+		return nil, err
+	}
+	sst, err := s.stat(src)
+	if err != nil {
+		return nil, err
+	}
+	dstat, err := s.stat(dst)
+	if err != nil {
+		return nil, err
+	}
+	overwrite := a.boolean("overwrite")
+	out := fileEffect(zones.OpMoveOut, src, sst)
+	out.Subtree = sst.dir
+	in := fileEffect(zones.OpMoveIn, dst, dstat)
+	in.Subtree = sst.dir
+	in.Source = src
+	in.Links = 0 // replacing a name does not change the other names' file
+	effects := []policy.Effect{out}
+	if sst.dir {
+		inner, err := s.subtreeEffects(src, zones.OpMoveOut)
+		if err != nil {
+			return nil, err
+		}
+		effects = append(effects, inner...)
+	}
+	parents, err := s.missingParents(dst)
+	if err != nil {
+		return nil, err
+	}
+	effects = append(append(effects, parents...), in)
+	return &Plan{
+		Effects: effects,
+		Mutates: true,
+		Run: func(context.Context) (*Result, error) {
+			switch {
+			case !sst.exists:
+				return nil, s.fail("notFound", src)
+			case src == dst:
+				return nil, s.fail("samePath", src)
+			case sst.dir && strings.HasPrefix(dst, src+"/"):
+				return nil, s.fail("moveIntoSelf", src)
+			case dstat.dir:
+				return nil, s.fail("destFolder", dst)
+			case dstat.exists && !overwrite:
+				return nil, s.fail("destExists", dst)
+			case dstat.exists && sst.dir:
+				return nil, s.fail("overwriteDir", src)
+			}
+			if dir := path.Dir(dst); dir != "." {
+				if err := s.Vault.Fs.MkdirAll(fsName(dir), 0o755); err != nil {
+					return nil, s.osFail(dir, err)
+				}
+			}
+			now, err := s.stat(dst)
+			if err != nil {
+				return nil, err
+			}
+			if now.exists != dstat.exists {
+				return nil, s.fail("changedMeantime", dst)
+			}
+			if err := s.Vault.Fs.Rename(fsName(src), fsName(dst)); err != nil {
+				return nil, s.osFail(src, err)
+			}
+			syncDir(s.Vault.Fs, path.Dir(dst))
+			if s.State != nil {
+				policy.Forget(s.State, src)
+				policy.Forget(s.State, dst)
+			}
+			return &Result{Text: s.say("moved", src, dst)}, nil
+		},
+	}, nil
+}
+
+func planDelete(s *Set, a args) (*Plan, error) {
+	p, err := s.path(a, "path")
+	if err != nil {
+		return nil, err
+	}
+	rel, err := s.Vault.Resolve(p, false)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.stat(rel)
+	if err != nil {
+		return nil, err
+	}
+	recursive := a.boolean("recursive")
+	e := fileEffect(zones.OpDelete, rel, st)
+	e.Subtree = st.dir && recursive
+	effects := []policy.Effect{e}
+	if e.Subtree {
+		inner, err := s.subtreeEffects(rel, zones.OpDelete)
+		if err != nil {
+			return nil, err
+		}
+		effects = append(effects, inner...)
+	}
+	return &Plan{
+		Effects: effects,
+		Mutates: true,
+		Run: func(context.Context) (*Result, error) {
+			if !st.exists {
+				return nil, s.fail("notFound", rel)
+			}
+			fsys := s.Vault.Fs
+			if st.dir && !recursive {
+				if names, err := readDirNames(fsys, rel, 1); err == nil && len(names) > 0 {
+					return nil, s.fail("notEmpty", rel)
+				}
+			}
+			var err error
+			if e.Subtree {
+				err = fsys.RemoveAll(fsName(rel))
+			} else {
+				err = fsys.Remove(fsName(rel))
+			}
+			if err != nil {
+				return nil, s.osFail(rel, err)
+			}
+			syncDir(fsys, path.Dir(rel))
+			if s.State != nil {
+				policy.Forget(s.State, rel)
+			}
+			return &Result{Text: s.say("deleted", rel)}, nil
+		},
+	}, nil
+}
+
+// subtreeEffects walks a folder (never following links) and returns an
+// effect for each path inside whose zone differs from its parent's (a
+// nested .git, a zone root), and for each file with several hard links, so
+// the chain sees every zone the subtree effect reaches.
+func (s *Set) subtreeEffects(root string, op zones.Op) ([]policy.Effect, error) {
+	var out []policy.Effect
+	count := 0
+	var walk func(dir string, zone zones.Mode) error
+	walk = func(dir string, zone zones.Mode) error {
+		names, err := readDirNames(s.Vault.Fs, dir, -1)
+		if err != nil {
+			return s.osFail(dir, err)
+		}
+		for _, name := range names {
+			if count++; count > maxWalk {
+				return s.fail("tooManyEntries", root, maxWalk)
+			}
+			p := path.Join(dir, name)
+			st, err := s.stat(p)
+			if err != nil {
+				return err
+			}
+			z := s.Zones.Zone(p)
+			if z != zone || (st.regular && links(st.fi) > 1 && op == zones.OpDelete) {
+				out = append(out, fileEffect(op, p, st))
+			}
+			if st.dir {
+				if err := walk(p, z); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return out, walk(root, s.Zones.Zone(root))
+}
+
+func readDirNames(fsys afero.Fs, dir string, n int) ([]string, error) {
+	d, err := fsys.Open(fsName(dir))
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(n)
+}
+
+// osFail turns a file system error into a message for the model.
+func (s *Set) osFail(rel string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return s.fail("notFound", rel)
+	case errors.Is(err, syscall.ENOTDIR):
+		return s.fail("notFolder", path.Dir(rel))
+	case errors.Is(err, syscall.EISDIR):
+		return s.fail("isFolder", rel)
+	case errors.Is(err, syscall.ENOTEMPTY):
+		return s.fail("notEmpty", rel)
+	}
+	return err
+}

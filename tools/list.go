@@ -1,0 +1,308 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+const (
+	maxListDepth   = 10
+	maxListEntries = 5000
+	defaultResults = 100
+	maxResults     = 1000
+	maxLineShown   = 300 // characters of a matching line shown
+	sniffBytes     = 8000
+)
+
+// Entry is one line of list's structured result.
+type Entry struct {
+	Path string `json:"path"`
+	Type string `json:"type"` // file, folder, symlink, other
+	Size int64  `json:"size,omitempty"`
+	Zone string `json:"zone"`
+}
+
+func planList(s *Set, a args) (*Plan, error) {
+	p := "."
+	if a.has("path") {
+		var err error
+		if p, err = s.path(a, "path"); err != nil {
+			return nil, err
+		}
+	}
+	depth := a.integer("depth", 1)
+	if depth < 1 || depth > maxListDepth {
+		return nil, &ArgError{Tool: "list", Arg: "depth", Problem: fmt.Sprintf("must be between 1 and %d", maxListDepth)}
+	}
+	real, err := s.Vault.Resolve(p, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{
+		Effects: []policy.Effect{{Op: zones.OpRead, Path: real, Outside: outside(real)}},
+		Run:     func(context.Context) (*Result, error) { return s.runList(real, depth) },
+	}, nil
+}
+
+func (s *Set) runList(root string, depth int) (*Result, error) {
+	if outside(root) {
+		return nil, s.fail("outsideVault", root)
+	}
+	st, err := s.stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !st.exists {
+		return nil, s.fail("notFound", root)
+	}
+	if !st.dir {
+		return nil, s.fail("notFolder", root)
+	}
+	var entries []Entry
+	truncated := false
+	var walk func(dir string, level int) error
+	walk = func(dir string, level int) error {
+		names, err := readDirNames(s.Vault.Fs, dir, -1)
+		if err != nil {
+			return s.osFail(dir, err)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if strings.HasPrefix(name, tempPrefix) {
+				continue
+			}
+			p := path.Join(dir, name)
+			z := s.Zones.Zone(p)
+			if !z.Listed() {
+				continue // hidden and no-zone paths are not there
+			}
+			if len(entries) >= maxListEntries {
+				truncated = true
+				return nil
+			}
+			est, err := s.stat(p)
+			if err != nil {
+				return err
+			}
+			e := Entry{Path: p, Zone: z.String(), Type: "other"}
+			switch {
+			case est.dir:
+				e.Type = "folder"
+			case est.symlink:
+				e.Type = "symlink"
+			case est.regular:
+				e.Type, e.Size = "file", est.fi.Size()
+			}
+			entries = append(entries, e)
+			if est.dir && level < depth {
+				if err := walk(p, level+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(root, 1); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  [%s: %s]\n", displayDir(root), s.Zones.Zone(root), policy.ModeAllows(s.Lang, s.Zones.Zone(root)))
+	if len(entries) == 0 {
+		b.WriteString(s.say("emptyFolder", root))
+		b.WriteByte('\n')
+	}
+	for _, e := range entries {
+		switch e.Type {
+		case "folder":
+			fmt.Fprintf(&b, "%s/  [%s]\n", e.Path, e.Zone)
+		case "file":
+			fmt.Fprintf(&b, "%s  %d B  [%s]\n", e.Path, e.Size, e.Zone)
+		case "symlink":
+			fmt.Fprintf(&b, "%s@  [%s]\n", e.Path, e.Zone)
+		default:
+			fmt.Fprintf(&b, "%s  (%s)  [%s]\n", e.Path, e.Type, e.Zone)
+		}
+	}
+	if truncated {
+		fmt.Fprintf(&b, "… more than %d entries; list a subfolder\n", maxListEntries)
+	}
+	return &Result{Text: b.String(), Structured: map[string]any{"entries": entries, "truncated": truncated}}, nil
+}
+
+func displayDir(p string) string {
+	if p == "." {
+		return "./"
+	}
+	return p + "/"
+}
+
+// Match is one line of search's structured result.
+type Match struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+func planSearch(s *Set, a args) (*Plan, error) {
+	p := "."
+	if a.has("path") {
+		var err error
+		if p, err = s.path(a, "path"); err != nil {
+			return nil, err
+		}
+	}
+	real, err := s.Vault.Resolve(p, true)
+	if err != nil {
+		return nil, err
+	}
+	query := a.str("query")
+	if query == "" {
+		return nil, &ArgError{Tool: "search", Arg: "query", Problem: "must not be empty"}
+	}
+	var re *regexp.Regexp
+	if a.boolean("regex") {
+		if re, err = regexp.Compile(query); err != nil {
+			return nil, &ArgError{Tool: "search", Arg: "query", Problem: "is not a valid regular expression: " + err.Error()}
+		}
+	}
+	glob := a.str("glob")
+	if glob != "" {
+		if _, err := path.Match(glob, ""); err != nil {
+			return nil, &ArgError{Tool: "search", Arg: "glob", Problem: "is not a valid pattern"}
+		}
+	}
+	limit := a.integer("max_results", defaultResults)
+	if limit < 1 || limit > maxResults {
+		return nil, &ArgError{Tool: "search", Arg: "max_results", Problem: fmt.Sprintf("must be between 1 and %d", maxResults)}
+	}
+	q := []byte(query)
+	match := func(line []byte) bool { return bytes.Contains(line, q) }
+	if re != nil {
+		match = re.Match
+	}
+	return &Plan{
+		Effects: []policy.Effect{{Op: zones.OpRead, Path: real, Outside: outside(real)}},
+		Run: func(ctx context.Context) (*Result, error) {
+			return s.runSearch(ctx, real, glob, match, limit)
+		},
+	}, nil
+}
+
+func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byte) bool, limit int) (*Result, error) {
+	if outside(root) {
+		return nil, s.fail("outsideVault", root)
+	}
+	st, err := s.stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !st.exists {
+		return nil, s.fail("notFound", root)
+	}
+	var matches []Match
+	full := false
+	var b strings.Builder
+	searchFile := func(p string) error {
+		if glob != "" && !globMatch(glob, p) {
+			return nil
+		}
+		f, err := s.Vault.Fs.Open(fsName(p))
+		if err != nil {
+			return nil // vanished or unreadable: not a match
+		}
+		defer f.Close()
+		br := bufio.NewReaderSize(f, 64<<10)
+		head, _ := br.Peek(sniffBytes)
+		if slices.Contains(head, 0) {
+			return nil // binary
+		}
+		lr := newLineReader(br)
+		for n := 1; ; n++ {
+			line, err := lr.next()
+			if len(line) > 0 && match(line) {
+				text := strings.TrimRight(string(line), "\r\n")
+				if len([]rune(text)) > maxLineShown {
+					text = string([]rune(text)[:maxLineShown]) + "…"
+				}
+				matches = append(matches, Match{Path: p, Line: n, Text: text})
+				fmt.Fprintf(&b, "%s:%d: %s\n", p, n, text)
+				if len(matches) >= limit {
+					full = true
+					return io.EOF
+				}
+			}
+			if err != nil {
+				return nil
+			}
+		}
+	}
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		names, err := readDirNames(s.Vault.Fs, dir, -1)
+		if err != nil {
+			return nil
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			p := path.Join(dir, name)
+			if !s.Zones.Zone(p).Listed() || strings.HasPrefix(name, tempPrefix) {
+				continue
+			}
+			fi, err := s.Vault.lstat(p)
+			if err != nil {
+				continue
+			}
+			switch {
+			case fi.IsDir():
+				err = walk(p)
+			case fi.Mode().Type() == 0:
+				err = searchFile(p)
+			default:
+				continue // symlinks and devices are not followed
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if st.dir {
+		err = walk(root)
+	} else if st.regular && s.Zones.Zone(root).Listed() {
+		err = searchFile(root)
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if len(matches) == 0 {
+		b.WriteString(s.say("noMatches"))
+		b.WriteByte('\n')
+	}
+	if full {
+		b.WriteString(s.say("moreResults", limit))
+		b.WriteByte('\n')
+	}
+	return &Result{Text: b.String(), Structured: map[string]any{"matches": matches, "truncated": full}}, nil
+}
+
+func globMatch(glob, p string) bool {
+	target := path.Base(p)
+	if strings.Contains(glob, "/") {
+		target = p
+	}
+	ok, _ := path.Match(glob, target)
+	return ok
+}

@@ -1,0 +1,111 @@
+package tools
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/afero"
+
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// maxLinkHops bounds symlink resolution, as the kernel's ELOOP does.
+const maxLinkHops = 40
+
+var errLinkLoop = errors.New("too many levels of symbolic links")
+
+// Vault is the folder the tools serve and the file system they act on.
+type Vault struct {
+	Root string   // absolute, cleaned
+	Fs   afero.Fs // confined to Root; names are vault-relative
+}
+
+// fsName turns a vault-relative path into a name for Fs.
+func fsName(rel string) string { return rel }
+
+func (v *Vault) lstat(rel string) (os.FileInfo, error) {
+	if l, ok := v.Fs.(afero.Lstater); ok {
+		fi, _, err := l.LstatIfPossible(fsName(rel))
+		return fi, err
+	}
+	return v.Fs.Stat(fsName(rel))
+}
+
+func (v *Vault) readlink(rel string) (string, error) {
+	if r, ok := v.Fs.(afero.LinkReader); ok {
+		return r.ReadlinkIfPossible(fsName(rel))
+	}
+	return "", &fs.PathError{Op: "readlink", Path: rel, Err: errors.ErrUnsupported}
+}
+
+// Resolve returns the real path of p (as zones.Normalize gives it): every
+// symlink that exists is followed, in user space, so that the zone is
+// decided where the path really leads. A path that leaves the vault comes
+// back absolute. With followLast false the last component is kept as it is
+// (delete and move act on a link itself).
+func (v *Vault) Resolve(p string, followLast bool) (string, error) {
+	hops := 0
+	return v.resolve(p, followLast, &hops)
+}
+
+func (v *Vault) resolve(p string, followLast bool, hops *int) (string, error) {
+	if p == "." || path.IsAbs(p) {
+		return p, nil // the root, or outside: nothing of ours to resolve
+	}
+	parts := strings.Split(p, "/")
+	cur := "."
+	for i, name := range parts {
+		next := path.Join(cur, name)
+		last := i == len(parts)-1
+		if last && !followLast {
+			return next, nil
+		}
+		fi, err := v.lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				// the rest does not exist yet: it is what it says
+				return path.Join(append([]string{next}, parts[i+1:]...)...), nil
+			}
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if *hops++; *hops > maxLinkHops {
+			return "", &fs.PathError{Op: "resolve", Path: p, Err: errLinkLoop}
+		}
+		target, err := v.readlink(next)
+		if err != nil {
+			return "", err
+		}
+		var abs string
+		if path.IsAbs(target) {
+			abs = target
+		} else {
+			abs = path.Join(v.Root, cur, target)
+		}
+		t, inside, err := zones.Normalize(v.Root, abs)
+		if err != nil {
+			return "", err
+		}
+		if !inside {
+			// Out of the vault: the rest is judged outside, where no
+			// file tool acts.
+			return path.Join(append([]string{t}, parts[i+1:]...)...), nil
+		}
+		t, err = v.resolve(t, true, hops)
+		if err != nil {
+			return "", err
+		}
+		if path.IsAbs(t) {
+			return path.Join(append([]string{t}, parts[i+1:]...)...), nil
+		}
+		cur = t
+	}
+	return cur, nil
+}

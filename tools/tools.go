@@ -1,0 +1,230 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// Plan is what a call would do, and how to do it once judged.
+type Plan struct {
+	Effects []policy.Effect
+	// Mutates is true for calls that change files: they run one at a time
+	// per vault, so one call can't race another's check.
+	Mutates bool
+	// Refusal is the planner's own deny (bash: a command it can't analyse).
+	Refusal *policy.Deny
+	// Walled is true when the call will run inside the OS wall (bash).
+	Walled bool
+	// Run does the work. It is called only if the chain allowed the plan.
+	Run func(ctx context.Context) (*Result, error)
+}
+
+// Result is what a tool returns to the model.
+type Result struct {
+	Text       string
+	Structured any      // optional structured content
+	ExitCode   *int     // bash
+	Wall       []string // bash: the layers that were up
+	Failed     bool     // the call ran and failed (bash exiting non-zero)
+}
+
+// ArgError is a malformed call: a missing or mistyped argument. Such a call
+// can't be judged at all, and is audited with decision "error".
+type ArgError struct {
+	Tool, Arg, Problem string
+}
+
+func (e *ArgError) Error() string {
+	if e.Arg == "" {
+		return fmt.Sprintf("%s: %s", e.Tool, e.Problem)
+	}
+	return fmt.Sprintf("%s: argument %q %s", e.Tool, e.Arg, e.Problem)
+}
+
+// Param describes one argument, for the tool's input schema.
+type Param struct {
+	Name        string
+	Type        string // "string", "integer", "boolean"
+	Required    bool
+	Description string
+}
+
+// Tool is one MCP tool of the vault.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	Params      []Param
+	ReadOnly    bool // read, list, search: it changes nothing
+	Destructive bool // it may delete or overwrite
+	Idempotent  bool
+	OpenWorld   bool // it may reach beyond the vault (bash with network)
+	plan        func(s *Set, a args) (*Plan, error)
+}
+
+// Set is the tools of one vault for one agent.
+type Set struct {
+	Vault *Vault
+	Zones *zones.Table
+	Lang  string
+	// Session state, for read_before_write bookkeeping after a run.
+	State *policy.State
+	// Extra tools (bash) registered by other packages.
+	extra []Tool
+}
+
+// Add registers another tool in the set (the bash tool lives elsewhere).
+func (s *Set) Add(t Tool, plan func(s *Set, raw map[string]any) (*Plan, error)) {
+	t.plan = func(s *Set, a args) (*Plan, error) { return plan(s, a.m) }
+	s.extra = append(s.extra, t)
+}
+
+// Tools lists the set's tools in a fixed order.
+func (s *Set) Tools() []Tool {
+	return append(fileTools(), s.extra...)
+}
+
+// Lookup finds a tool by name.
+func (s *Set) Lookup(name string) (Tool, bool) {
+	for _, t := range s.Tools() {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// ErrUnknownTool is returned by Plan for a name no tool has.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Plan reduces a call to effects (with zones) and a runner.
+func (s *Set) Plan(name string, raw map[string]any) (*Plan, error) {
+	t, ok := s.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	a := args{tool: name, m: raw, params: t.Params}
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	p, err := t.plan(s, a)
+	if err != nil {
+		return nil, err
+	}
+	policy.Zoned(s.Zones, p.Effects)
+	return p, nil
+}
+
+// args reads a call's JSON arguments strictly: an unknown name or a wrong
+// type is an error, never a guess.
+type args struct {
+	tool   string
+	m      map[string]any
+	params []Param
+}
+
+func (a args) check() error {
+	names := make([]string, 0, len(a.m))
+	for k := range a.m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if !slices.ContainsFunc(a.params, func(p Param) bool { return p.Name == k }) {
+			return &ArgError{Tool: a.tool, Arg: k, Problem: "is not an argument of this tool"}
+		}
+	}
+	for _, p := range a.params {
+		v, ok := a.m[p.Name]
+		if !ok || v == nil {
+			if p.Required {
+				return &ArgError{Tool: a.tool, Arg: p.Name, Problem: "is required"}
+			}
+			continue
+		}
+		switch p.Type {
+		case "string":
+			if _, ok := v.(string); !ok {
+				return &ArgError{Tool: a.tool, Arg: p.Name, Problem: "must be a string"}
+			}
+		case "boolean":
+			if _, ok := v.(bool); !ok {
+				return &ArgError{Tool: a.tool, Arg: p.Name, Problem: "must be true or false"}
+			}
+		case "integer":
+			if _, err := toInt(v); err != nil {
+				return &ArgError{Tool: a.tool, Arg: p.Name, Problem: err.Error()}
+			}
+		}
+	}
+	return nil
+}
+
+func toInt(v any) (int, error) {
+	var f float64
+	switch n := v.(type) {
+	case float64:
+		f = n
+	case int:
+		return n, nil
+	case int64:
+		f = float64(n)
+	case json.Number:
+		i, err := n.Int64()
+		if err != nil {
+			return 0, errors.New("must be a whole number")
+		}
+		f = float64(i)
+	default:
+		return 0, errors.New("must be a whole number")
+	}
+	if f != math.Trunc(f) || f > math.MaxInt32 || f < math.MinInt32 {
+		return 0, errors.New("must be a whole number")
+	}
+	return int(f), nil
+}
+
+func (a args) str(name string) string {
+	s, _ := a.m[name].(string)
+	return s
+}
+
+func (a args) has(name string) bool {
+	v, ok := a.m[name]
+	return ok && v != nil
+}
+
+func (a args) boolean(name string) bool {
+	b, _ := a.m[name].(bool)
+	return b
+}
+
+func (a args) integer(name string, def int) int {
+	if !a.has(name) {
+		return def
+	}
+	n, _ := toInt(a.m[name])
+	return n
+}
+
+// path reads a path argument and normalises it against the vault.
+func (s *Set) path(a args, name string) (string, error) {
+	raw := a.str(name)
+	p, _, err := zones.Normalize(s.Vault.Root, raw)
+	if err != nil {
+		return "", &ArgError{Tool: a.tool, Arg: name, Problem: err.Error()}
+	}
+	return p, nil
+}
+
+// outside marks effects on paths that are not in the vault.
+func outside(p string) bool { return strings.HasPrefix(p, "/") }
