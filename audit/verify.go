@@ -56,6 +56,21 @@ func Verify(path string) (*VerifyReport, error) {
 	return &v.rep, nil
 }
 
+// String says in one line what Verify found, naming the file and its line.
+func (r *VerifyReport) String() string {
+	if r.OK {
+		s := fmt.Sprintf("ok: %d lines, chain intact", r.Lines)
+		if r.Note != "" {
+			s += " (" + r.Note + ")"
+		}
+		return s
+	}
+	if r.FirstBad == 0 {
+		return "broken: " + r.Problem
+	}
+	return fmt.Sprintf("broken at line %d (%s:%d): %s", r.FirstBad, r.File, r.FileLine, r.Problem)
+}
+
 type where struct {
 	n    int // line number in the chain
 	file string
@@ -157,9 +172,9 @@ func (v *verifier) line(at where, line []byte, torn bool) {
 	}
 	if seq != v.expected {
 		v.resolvePending(false)
-		what := "lines are missing before it"
+		what := "a line before it is missing or was moved"
 		if seq < v.expected {
-			what = "it is out of order or repeated"
+			what = "it was moved or repeated"
 		}
 		v.fail(at.n, at.file, at.line, fmt.Sprintf("line %d has seq %d where %d was expected: %s", at.n, seq, v.expected, what))
 		v.expected = seq + 1
@@ -204,7 +219,11 @@ func (v *verifier) end(path string, herr error) {
 		if file == "" {
 			file = path
 		}
-		v.fail(last.n+1, file, last.line+1, fmt.Sprintf("the head file records %d lines but the log ends after line %d: the tail was cut", h.Lines, last.n))
+		ends := fmt.Sprintf("ends after line %d", last.n)
+		if last.n == 0 {
+			ends = "is empty"
+		}
+		v.fail(last.n+1, file, last.line+1, fmt.Sprintf("the head file records %d lines but the log %s: the tail was cut", h.Lines, ends))
 	case h.Lines == v.lastSeq:
 		if v.pending {
 			// The last line's prev is wrong; if its hash is not the

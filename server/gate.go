@@ -72,7 +72,7 @@ type Outcome struct {
 	ID       string
 	Tool     string
 	Decision string
-	Deny     *policy.Deny  // on deny
+	Deny     *policy.Deny // on deny
 	Effects  []policy.Effect
 	Result   *tools.Result // on allow and ok
 	Err      error         // on error, or a failed run
