@@ -1,0 +1,191 @@
+package tools
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// realVault builds a vault on disk with links of every kind:
+//
+//	notes/a.md                         edit
+//	notes/link-meta  -> ../мета        a folder link into a protected zone
+//	notes/out        -> /etc           a link out of the vault
+//	notes/dangling   -> nowhere.md
+//	notes/last.md    -> a.md           a link as the last component
+//	notes/to-secret.md -> ../секрет/s.md  a link into a hidden zone
+//	мета/p.md                          protected
+//	мета/бобер/hard.md  (hard link to мета/p.md)
+//	секрет/s.md                        hidden
+func realVault(t *testing.T) (*Set, string) {
+	t.Helper()
+	root := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{"notes", "мета/бобер", "секрет"} {
+		must(os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	must(os.WriteFile(filepath.Join(root, "notes/a.md"), []byte("a\n"), 0o644))
+	must(os.WriteFile(filepath.Join(root, "мета/p.md"), []byte("protected\n"), 0o644))
+	must(os.WriteFile(filepath.Join(root, "секрет/s.md"), []byte("secret\n"), 0o644))
+	must(os.Symlink("../мета", filepath.Join(root, "notes/link-meta")))
+	must(os.Symlink("/etc", filepath.Join(root, "notes/out")))
+	must(os.Symlink("nowhere.md", filepath.Join(root, "notes/dangling")))
+	must(os.Symlink("a.md", filepath.Join(root, "notes/last.md")))
+	must(os.Symlink("../секрет/s.md", filepath.Join(root, "notes/to-secret.md")))
+	must(os.Link(filepath.Join(root, "мета/p.md"), filepath.Join(root, "мета/бобер/hard.md")))
+	tab, err := zones.New(root, []zones.Entry{
+		{Path: ".", Mode: zones.Edit}, {Path: "мета", Mode: zones.Protected},
+		{Path: "мета/бобер", Mode: zones.Write}, {Path: "секрет", Mode: zones.Hidden},
+	}, zones.Options{})
+	must(err)
+	rfs, err := OpenRootFs(root)
+	must(err)
+	t.Cleanup(func() { rfs.Close() })
+	return &Set{Vault: &Vault{Root: root, Fs: rfs}, Zones: tab, Lang: "en", State: policy.NewState()}, root
+}
+
+// do plans, judges with the built-in chain, and runs one call.
+func do(t *testing.T, s *Set, tool string, args map[string]any) (string, *policy.Deny, error) {
+	t.Helper()
+	p, err := s.Plan(tool, args)
+	if err != nil {
+		return "", nil, err
+	}
+	c := &policy.ToolCall{Tool: tool, Effects: p.Effects, Zones: s.Zones, Lang: "en", Session: &policy.Session{State: s.State}}
+	if d := policy.Builtin(true).Judge(c); d != nil {
+		return "", d, nil
+	}
+	res, err := p.Run(context.Background())
+	if err != nil {
+		return "", nil, err
+	}
+	return res.Text, nil, nil
+}
+
+func TestSymlinks(t *testing.T) {
+	s, root := realVault(t)
+	cases := []struct {
+		tool string
+		args map[string]any
+		deny string // substring of the deny reason; "" = allowed
+		err  string // substring of the failure; "" = ok
+	}{
+		// a folder link into a protected zone: judged where it leads
+		{"read", map[string]any{"path": "notes/link-meta/p.md"}, "", ""},
+		{"write", map[string]any{"path": "notes/link-meta/new.md", "content": "x"}, `create "мета/new.md": zone protected`, ""},
+		{"delete", map[string]any{"path": "notes/link-meta/p.md"}, `"мета/p.md": zone protected`, ""},
+		// out of the vault
+		{"read", map[string]any{"path": "notes/out/passwd"}, "outside the vault", ""},
+		{"write", map[string]any{"path": "notes/out/x", "content": "x"}, "outside the vault", ""},
+		// into a hidden zone
+		{"read", map[string]any{"path": "notes/to-secret.md"}, `"секрет/s.md": zone hidden`, ""},
+		// the last component is a link: read follows, write and edit refuse naming the target
+		{"read", map[string]any{"path": "notes/last.md"}, "", ""},
+		{"write", map[string]any{"path": "notes/last.md", "content": "x"}, `Write to "notes/a.md" itself`, ""},
+		{"edit", map[string]any{"path": "notes/last.md", "old_string": "a", "new_string": "b"}, `Write to "notes/a.md" itself`, ""},
+		// dangling: never written through
+		{"write", map[string]any{"path": "notes/dangling", "content": "x"}, `symbolic link to "notes/nowhere.md"`, ""},
+		{"read", map[string]any{"path": "notes/dangling"}, "", "does not exist"},
+		// delete and move act on the link itself, judged by its own zone
+		{"move", map[string]any{"source": "notes/last.md", "destination": "notes/last2.md"}, "", ""},
+		// a hard link to a protected file is never changed or deleted
+		{"read", map[string]any{"path": "мета/бобер/hard.md"}, "", ""},
+		{"write", map[string]any{"path": "мета/бобер/hard.md", "content": "x"}, "2 hard links", ""},
+		{"delete", map[string]any{"path": "мета/бобер/hard.md"}, "2 hard links", ""},
+		{"delete", map[string]any{"path": "мета/бобер", "recursive": true}, "root of a zone", ""},
+	}
+	for _, c := range cases {
+		text, d, err := do(t, s, c.tool, c.args)
+		switch {
+		case c.deny != "" && (d == nil || !strings.Contains(d.Reason, c.deny)):
+			t.Errorf("%s %v: deny %v, want %q (text %q, err %v)", c.tool, c.args, d, c.deny, text, err)
+		case c.deny == "" && d != nil:
+			t.Errorf("%s %v: denied: %s", c.tool, c.args, d.Reason)
+		case c.deny == "" && c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s %v: err %v, want %q", c.tool, c.args, err, c.err)
+		case c.deny == "" && c.err == "" && err != nil:
+			t.Errorf("%s %v: %v", c.tool, c.args, err)
+		}
+	}
+	// the link moved, not its target
+	if fi, err := os.Lstat(filepath.Join(root, "notes/last2.md")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("move of a symlink: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "notes/a.md")); string(b) != "a\n" {
+		t.Errorf("the link's target changed: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "мета/p.md")); string(b) != "protected\n" {
+		t.Errorf("the protected file changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(root, "notes/nowhere.md")); err == nil {
+		t.Error("a write went through a dangling link")
+	}
+}
+
+func TestRecursiveDeleteSeesNestedControlAndHardLinks(t *testing.T) {
+	s, root := realVault(t)
+	os.MkdirAll(filepath.Join(root, "мета/бобер/repo/.git"), 0o755)
+	os.WriteFile(filepath.Join(root, "мета/бобер/repo/.git/config"), []byte("[core]\n"), 0o644)
+	_, d, _ := do(t, s, "delete", map[string]any{"path": "мета/бобер/repo", "recursive": true})
+	if d == nil || !strings.Contains(d.Reason, ".git") {
+		t.Errorf("recursive delete over a nested .git: %v", d)
+	}
+	os.RemoveAll(filepath.Join(root, "мета/бобер/repo/.git"))
+	os.Link(filepath.Join(root, "мета/p.md"), filepath.Join(root, "мета/бобер/repo/h.md"))
+	_, d, _ = do(t, s, "delete", map[string]any{"path": "мета/бобер/repo", "recursive": true})
+	if d == nil || !strings.Contains(d.Reason, "hard links") {
+		t.Errorf("recursive delete over a hard-linked file: %v", d)
+	}
+	os.Remove(filepath.Join(root, "мета/бобер/repo/h.md"))
+	if _, d, err := do(t, s, "delete", map[string]any{"path": "мета/бобер/repo", "recursive": true}); d != nil || err != nil {
+		t.Errorf("plain recursive delete: %v %v", d, err)
+	}
+}
+
+func TestAtomicWriteLeavesNoTemp(t *testing.T) {
+	s, root := realVault(t)
+	if _, d, err := do(t, s, "read", map[string]any{"path": "notes/a.md"}); d != nil || err != nil {
+		t.Fatal(d, err)
+	}
+	if _, d, err := do(t, s, "write", map[string]any{"path": "notes/a.md", "content": "new\n"}); d != nil || err != nil {
+		t.Fatal(d, err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(root, "notes"))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), tempPrefix) {
+			t.Errorf("temp file left: %s", e.Name())
+		}
+	}
+	if fi, _ := os.Stat(filepath.Join(root, "notes/a.md")); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode changed to %v", fi.Mode())
+	}
+}
+
+func TestRootFsCannotLeave(t *testing.T) {
+	s, _ := realVault(t)
+	for _, name := range []string{"../x", "notes/out/passwd", "/etc/passwd"} {
+		if f, err := s.Vault.Fs.Open(name); err == nil {
+			f.Close()
+			t.Errorf("RootFs opened %q", name)
+		}
+	}
+}
+
+func TestResolveLoop(t *testing.T) {
+	s, root := realVault(t)
+	os.Symlink("loop2", filepath.Join(root, "notes/loop1"))
+	os.Symlink("loop1", filepath.Join(root, "notes/loop2"))
+	if _, err := s.Vault.Resolve("notes/loop1/x", true); err == nil || !strings.Contains(err.Error(), "too many levels") {
+		t.Errorf("loop: %v", err)
+	}
+}
