@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"regexp"
 	"slices"
@@ -211,6 +212,10 @@ func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byt
 	}
 	var matches []Match
 	full := false
+	// One reader for every file: a vault has many small notes, and a
+	// buffer each would cost more than the reading.
+	br := bufio.NewReaderSize(nil, 64<<10)
+	lr := newLineReader(br)
 	var b strings.Builder
 	searchFile := func(p string) error {
 		if glob != "" && !globMatch(glob, p) {
@@ -221,12 +226,11 @@ func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byt
 			return nil // vanished or unreadable: not a match
 		}
 		defer f.Close()
-		br := bufio.NewReaderSize(f, 64<<10)
+		br.Reset(f)
 		head, _ := br.Peek(sniffBytes)
 		if slices.Contains(head, 0) {
 			return nil // binary
 		}
-		lr := newLineReader(br)
 		for n := 1; ; n++ {
 			line, err := lr.next()
 			if len(line) > 0 && match(line) {
@@ -251,18 +255,20 @@ func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byt
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		names, err := readDirNames(s.Vault.Fs, dir, -1)
+		d, err := s.Vault.Fs.Open(fsName(dir))
 		if err != nil {
 			return nil
 		}
-		slices.Sort(names)
-		for _, name := range names {
+		infos, err := d.Readdir(-1) // lstat'ed: links are seen as links
+		d.Close()
+		if err != nil {
+			return nil
+		}
+		slices.SortFunc(infos, func(a, b fs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, fi := range infos {
+			name := fi.Name()
 			p := path.Join(dir, name)
 			if !s.Zones.Zone(p).Listed() || strings.HasPrefix(name, tempPrefix) {
-				continue
-			}
-			fi, err := s.Vault.lstat(p)
-			if err != nil {
 				continue
 			}
 			switch {
