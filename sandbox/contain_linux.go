@@ -94,7 +94,8 @@ func cloneRefused(err error) bool {
 // Isolation says which one held a call.
 type sweep struct {
 	self   int
-	pipes  map[uint64]bool
+	pipes  map[uint64]bool // the call's stdout and stderr, by inode
+	reads  []*os.File      // their read ends
 	leader proc
 
 	mu      sync.Mutex
@@ -105,10 +106,11 @@ type sweep struct {
 	done chan struct{}
 }
 
-func newSweep(pipes map[uint64]bool) *sweep {
+func newSweep(reads []*os.File) *sweep {
 	return &sweep{
 		self:    os.Getpid(),
-		pipes:   pipes,
+		pipes:   pipeInodes(reads...),
+		reads:   reads,
 		known:   map[int]uint64{},
 		leaders: map[int]uint64{},
 		stop:    make(chan struct{}),
@@ -179,7 +181,7 @@ func (s *sweep) members(all map[int]proc, withPipes bool) map[int]proc {
 			m[p.pid] = p
 		}
 	}
-	if withPipes {
+	if withPipes && s.pipesHeld() {
 		for _, p := range all {
 			// The server's other children may hold the pipe for a moment
 			// between fork and exec; they are not the call's.
@@ -227,9 +229,6 @@ func (s *sweep) finish(deadline time.Time) error {
 
 // end stops every process of the call, then kills them, until none is left.
 func (s *sweep) end(deadline time.Time) error {
-	if true {
-		return nil
-	}
 	stopped := map[int]proc{}
 	for time.Now().Before(deadline) {
 		all, err := allProcs()
@@ -277,4 +276,41 @@ func (s *sweep) end(deadline time.Time) error {
 		}
 		time.Sleep(500 * time.Microsecond)
 	}
+}
+
+// pipesHeld reports whether any process still holds a write end of the
+// call's pipes: a pipe's read end shows POLLHUP once none does. Looking for
+// the holders costs a read of every descriptor table, so it is done only
+// then.
+func (s *sweep) pipesHeld() bool {
+	for _, f := range s.reads {
+		rc, err := f.SyscallConn()
+		if err != nil {
+			return true
+		}
+		held := true
+		rc.Control(func(fd uintptr) {
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if n, err := unix.Poll(pfd, 0); err == nil && n == 1 && pfd[0].Revents&unix.POLLHUP != 0 {
+				held = false
+			}
+		})
+		if held {
+			return true
+		}
+	}
+	return false
+}
+
+// pipeInodes names pipes by inode, which both ends share.
+func pipeInodes(files ...*os.File) map[uint64]bool {
+	m := map[uint64]bool{}
+	for _, f := range files {
+		if fi, err := f.Stat(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				m[st.Ino] = true
+			}
+		}
+	}
+	return m
 }

@@ -46,7 +46,7 @@ func run(ctx context.Context, c *call) (Result, error) {
 	defer errW.Close()
 
 	begin := time.Now()
-	cont, cmd, err := start(c.contain, spec, devnull, outW, errW, pipeInodes(outR, errR))
+	cont, cmd, err := start(c.contain, spec, devnull, outW, errW, []*os.File{outR, errR})
 	if err != nil {
 		return Result{}, err
 	}
@@ -101,7 +101,7 @@ func run(ctx context.Context, c *call) (Result, error) {
 
 // start starts bash contained as mode says: in a pid namespace where the
 // kernel allows one, else (or when forced) with the sweep.
-func start(mode containMode, spec launchSpec, stdin, stdout, stderr *os.File, pipes map[uint64]bool) (containment, *exec.Cmd, error) {
+func start(mode containMode, spec launchSpec, stdin, stdout, stderr *os.File, reads []*os.File) (containment, *exec.Cmd, error) {
 	if mode == containAuto {
 		ns := &pidNamespace{}
 		s := spec
@@ -116,7 +116,7 @@ func start(mode containMode, spec launchSpec, stdin, stdout, stderr *os.File, pi
 		}
 		// No process ran: the same command can start again with the sweep.
 	}
-	sw := newSweep(pipes)
+	sw := newSweep(reads)
 	s := spec
 	sw.prepare(&s)
 	cmd := s.command(stdin, stdout, stderr)
@@ -124,18 +124,6 @@ func start(mode containMode, spec launchSpec, stdin, stdout, stderr *os.File, pi
 		return nil, nil, fmt.Errorf("sandbox: start bash: %w", err)
 	}
 	return sw, cmd, nil
-}
-
-func pipeInodes(files ...*os.File) map[uint64]bool {
-	m := map[uint64]bool{}
-	for _, f := range files {
-		if fi, err := f.Stat(); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				m[st.Ino] = true
-			}
-		}
-	}
-	return m
 }
 
 func drain(r *os.File, c *capture) {
