@@ -27,7 +27,6 @@ func (a *analyzer) call(st *state, ce *syntax.CallExpr, rs []*syntax.Redirect) {
 	}
 	// Prefix assignments are expanded first; alone they set variables.
 	temps := a.assigns(st, ce.Assigns, len(ce.Args) == 0)
-	_ = temps
 	if len(ce.Args) == 0 {
 		a.bareRedirects(st, rs)
 		return
@@ -57,7 +56,20 @@ func (a *analyzer) call(st *state, ce *syntax.CallExpr, rs []*syntax.Redirect) {
 	}
 	saved, in, text := maps.Clone(st.fds), st.stdin, st.stdinText
 	a.redirects(st, rs, baseName(name), st)
+	// FOO=x cmd: eval and functions see FOO during the command only.
+	old := map[string]*value{}
+	for k, v := range temps {
+		old[k] = st.vars[k]
+		st.vars[k] = v
+	}
 	a.dispatch(st, c)
+	for k, v := range old {
+		if v == nil {
+			delete(st.vars, k)
+		} else {
+			st.vars[k] = v
+		}
+	}
 	st.fds, st.stdin, st.stdinText = saved, in, text
 }
 
@@ -112,6 +124,8 @@ func (a *analyzer) assigns(st *state, as []*syntax.Assign, persist bool) map[str
 			fs := a.word(st, as.Value, modeAssign)
 			if s, ok := fs[0].lit(); ok {
 				v = literalValue(s)
+			} else if isArithValue(as.Value) {
+				v = &value{numeric: true}
 			}
 		case !as.Naked:
 			v = literalValue("")
@@ -290,7 +304,9 @@ func (a *analyzer) callFunc(st *state, c *cmdCall, bodies []*syntax.Stmt) {
 		}
 	}
 	if out != nil {
-		*st = *out
+		// local variables are restored when the function returns, which
+		// the walk does not model: keep both the values before and after.
+		*st = *join(st, out)
 	}
 }
 
@@ -395,4 +411,19 @@ func partsExpand(ps []syntax.WordPart) bool {
 		}
 	}
 	return false
+}
+
+// isArithValue: x=$((…)) holds a number whatever the operands were.
+func isArithValue(w *syntax.Word) bool {
+	ps := w.Parts
+	if len(ps) == 1 {
+		if q, ok := ps[0].(*syntax.DblQuoted); ok {
+			ps = q.Parts
+		}
+	}
+	if len(ps) != 1 {
+		return false
+	}
+	_, ok := ps[0].(*syntax.ArithmExp)
+	return ok
 }

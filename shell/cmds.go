@@ -313,7 +313,11 @@ func runEval(a *analyzer, st *state, c *cmdCall) {
 		}
 		parts = append(parts, s)
 	}
-	a.script(st, strings.Join(parts, " "), st.depth+1+c.depth)
+	lang := syntax.LangBash
+	if st.posix {
+		lang = syntax.LangPOSIX
+	}
+	a.scriptLang(st, strings.Join(parts, " "), st.depth+1+c.depth, lang)
 }
 
 // runShell handles bash/sh: -c scripts are re-parsed, a script read from
@@ -361,7 +365,7 @@ func runShell(a *analyzer, st *state, c *cmdCall) {
 				script = 0
 			case ch == 's':
 				stdin = true
-			case strings.ContainsRune("leuxvfnrpihBCEHPT", ch):
+			case strings.ContainsRune("leuxvfnrphBCEHPT", ch):
 			default:
 				a.exec(st, c.name, UnknownOption, c.name+" -"+string(ch))
 				return
@@ -376,13 +380,18 @@ func runShell(a *analyzer, st *state, c *cmdCall) {
 	child.ifsChanged = false
 	child.calls = 0
 	depth := st.depth + c.depth + 1
+	// sh may be dash: read its scripts as POSIX, where {a,b} is a literal.
+	lang := syntax.LangBash
+	if c.name == "sh" || c.name == "dash" {
+		lang = syntax.LangPOSIX
+	}
 	switch {
 	case script == 0:
 		if len(rest) == 0 {
 			return
 		}
 		src, _ := rest[0].lit()
-		a.script(child, src, depth)
+		a.scriptLang(child, src, depth, lang)
 	case stdin || len(rest) == 0:
 		if stdin && len(rest) > 0 {
 			a.exec(st, c.name, Script, c.name+" -s")
@@ -391,7 +400,7 @@ func runShell(a *analyzer, st *state, c *cmdCall) {
 		switch st.stdin {
 		case inNull:
 		case inLiteral:
-			a.script(child, st.stdinText, depth)
+			a.scriptLang(child, st.stdinText, depth, lang)
 		default:
 			a.exec(st, c.name, Script, c.name+" reading a script from its input")
 			return
@@ -589,7 +598,7 @@ func runTimeProgram(a *analyzer, st *state, c *cmdCall) {
 }
 
 func runXargs(a *analyzer, st *state, c *cmdCall) {
-	sp := &optSpec{flags: "0prtxe", valued: "adEIiLlnPs", long: longs("null arg-file= delimiter= eof? replace? max-lines? max-args= max-procs= interactive no-run-if-empty max-chars= verbose exit open-tty process-slot-var= show-limits"), noPerm: true}
+	sp := &optSpec{flags: "0prtxeil", valued: "adEILnPs", long: longs("null arg-file= delimiter= eof? replace? max-lines? max-args= max-procs= interactive no-run-if-empty max-chars= verbose exit open-tty process-slot-var= show-limits"), noPerm: true}
 	n := optEnd(c.args, sp)
 	cc := *c
 	cc.args = c.args[:n]
@@ -923,7 +932,15 @@ func runLn(a *analyzer, st *state, c *cmdCall) {
 			a.taintResolved(st, dr, true)
 			continue
 		}
-		if !filepath.IsAbs(t) {
+		if has(opts, "r", "relative") {
+			// -r: the target is named from here, then made relative.
+			tr := a.resolve(st, s, false)
+			if tr.unknown || tr.none {
+				a.taintResolved(st, dr, true)
+				continue
+			}
+			t = tr.abs
+		} else if !filepath.IsAbs(t) {
 			t = filepath.Join(filepath.Dir(dr.abs), t)
 		}
 		delete(st.taint, dr.abs)
@@ -1286,7 +1303,16 @@ func runTar(a *analyzer, st *state, c *cmdCall) {
 	// Old style: the first word is a bundle without a dash (tar xzf a.tar).
 	if len(args) > 0 {
 		if s, ok := args[0].lit(); ok && s != "" && !strings.HasPrefix(s, "-") {
-			args = append([]field{litField("-" + s)}, args[1:]...)
+			var out []field
+			next := 1
+			for _, ch := range s {
+				out = append(out, litField("-"+string(ch)))
+				if strings.ContainsRune("fCXTbIF", ch) && next < len(args) {
+					out = append(out, args[next])
+					next++
+				}
+			}
+			args = append(out, args[next:]...)
 		}
 	}
 	cc := *c

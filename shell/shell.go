@@ -243,6 +243,29 @@ func Analyze(command string, opts Options) (an *Analysis, err error) {
 			an, err = nil, fmt.Errorf("shell: internal error analysing command: %v", r)
 		}
 	}()
+	// One analysis judges the disk as it is before the command runs, so each
+	// path is looked up once.
+	stat, resolve := opts.Stat, opts.Resolve
+	stats := map[string]FileInfo{}
+	opts.Stat = func(p string) FileInfo {
+		fi, ok := stats[p]
+		if !ok {
+			fi = stat(p)
+			stats[p] = fi
+		}
+		return fi
+	}
+	if resolve != nil {
+		reals := map[string]string{}
+		opts.Resolve = func(p string) string {
+			r, ok := reals[p]
+			if !ok {
+				r = resolve(p)
+				reals[p] = r
+			}
+			return r
+		}
+	}
 	a := newAnalyzer(opts)
 	st := a.initialState()
 	a.script(st, command, 0)

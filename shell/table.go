@@ -13,6 +13,7 @@ type simple struct {
 	recursive    []string // options that make operands whole subtrees
 	alwaysSub    bool     // operands are always subtrees (du, rg)
 	cwdIfNone    bool     // no path operand means the working directory
+	cwdIfRec     bool     // ... when recursive (grep -r)
 	patternFirst bool     // the first operand is a pattern, unless patOpts is given
 	patOpts      []string
 	noPaths      bool     // operands are not paths
@@ -48,7 +49,7 @@ func (s *simple) run(a *analyzer, st *state, c *cmdCall) {
 		ops = ops[:s.lastWrite-1]
 	}
 	sub := s.alwaysSub || has(opts, s.recursive...)
-	if len(ops) == 0 && s.cwdIfNone {
+	if len(ops) == 0 && (s.cwdIfNone || s.cwdIfRec && sub) {
 		ops = []field{litField(".")}
 	}
 	a.emitPaths(st, ops, s.op, c.name, pathOpts{follow: true, subtree: sub})
@@ -92,6 +93,7 @@ func init() {
 			"exclude-from= exclude-dir= files-without-match files-with-matches count initial-tab null color? colour? after-context= "+
 			"before-context= context= binary")
 	grep.recursive = []string{"r", "R", "recursive", "dereference-recursive"}
+	grep.cwdIfRec = true
 	grep.patternFirst, grep.patOpts = true, []string{"e", "f", "regexp", "file"}
 	grep.readOpts = []string{"f", "file", "exclude-from"}
 	add(grep, "grep", "egrep", "fgrep")

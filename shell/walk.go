@@ -65,7 +65,8 @@ type state struct {
 	stdin      input
 	stdinText  string
 	depth      int
-	calls      int // function call nesting
+	calls      int  // function call nesting
+	posix      bool // a POSIX sh script: no brace expansion
 
 	// File system state made by the command itself; it outlives subshells.
 	links map[string]string // a symlink created here → its target (absolute, lexical)
@@ -301,6 +302,10 @@ func (a *analyzer) exec(st *state, cmd string, why ExecWhy, detail string) {
 
 // script parses src and analyses it on st, at nesting depth depth.
 func (a *analyzer) script(st *state, src string, depth int) {
+	a.scriptLang(st, src, depth, syntax.LangBash)
+}
+
+func (a *analyzer) scriptLang(st *state, src string, depth int, lang syntax.LangVariant) {
 	if depth > a.opts.MaxDepth {
 		a.refuse(TooDeep, "", "nesting past depth "+strconv.Itoa(a.opts.MaxDepth), syntax.Pos{})
 		return
@@ -309,7 +314,7 @@ func (a *analyzer) script(st *state, src string, depth int) {
 		a.refuse(TooLarge, "", "nested script over the size limit", syntax.Pos{})
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		var pe syntax.ParseError
 		var le syntax.LangError
@@ -323,10 +328,10 @@ func (a *analyzer) script(st *state, src string, depth int) {
 		}
 		return
 	}
-	old := st.depth
-	st.depth = depth
+	old, oldPosix := st.depth, st.posix
+	st.depth, st.posix = depth, lang == syntax.LangPOSIX
 	a.stmts(st, f.Stmts)
-	st.depth = old
+	st.depth, st.posix = old, oldPosix
 }
 
 func (a *analyzer) stmts(st *state, ss []*syntax.Stmt) {
@@ -556,6 +561,9 @@ func (a *analyzer) forClause(st *state, c *syntax.ForClause) {
 			return // no items: the body never runs
 		}
 		name := l.Name.Value
+		// Bound before the first pass, so a body that leaves it alone
+		// needs one pass only.
+		st.setVar(name, v)
 		a.loop(st, func(s *state) {
 			s.setVar(name, v)
 			a.stmts(s, c.Do)

@@ -122,7 +122,7 @@ func (a *analyzer) word(st *state, w *syntax.Word, mode expandMode) []field {
 	if w == nil {
 		return nil
 	}
-	if mode == modeFields {
+	if mode == modeFields && !st.posix {
 		syntax.SplitBraces(w)
 	}
 	alts := a.parts(st, w.Parts, false, mode, true)
@@ -346,7 +346,7 @@ func (a *analyzer) paramExp(st *state, p *syntax.ParamExp, quoted bool, mode exp
 		a.part(st, p.NestedParam, quoted, mode, false)
 		name = ""
 	}
-	if p.Index != nil {
+	if p.Index != nil && !allIndex(p.Index) {
 		a.arith(st, p.Index)
 	}
 	if p.Slice != nil {
@@ -660,4 +660,14 @@ func validName(s string) bool {
 		return false
 	}
 	return true
+}
+
+// allIndex: ${a[@]} and ${a[*]} are not arithmetic.
+func allIndex(x syntax.ArithmExpr) bool {
+	w, ok := x.(*syntax.Word)
+	if !ok || len(w.Parts) != 1 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return ok && (l.Value == "@" || l.Value == "*")
 }
