@@ -30,9 +30,9 @@ type Secret struct {
 type Request struct {
 	Command string // the bash command
 	Dir     string // the working directory: the vault root; absolute
+	// Env is the whitelist of variable names passed through from Environ
+	// when set (config bash.env); Blocked names never pass.
 	Env     []string
-	// Env is the whitelist of variable names passed through from Environ if
-	// set (config bash.env); Blocked names never pass.
 	Environ []string // the environment to pick from: os.Environ() in production
 	// Home is HOME for the child. When empty, Run creates a private folder
 	// and removes it when the call is over.
