@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"path"
 	"slices"
+	"strings"
 
 	"github.com/vaultgate/vaultgate/zones"
 )
@@ -32,36 +34,75 @@ func checkBash(c *ToolCall) *Deny {
 	if c.Refusal != nil {
 		return c.Refusal
 	}
+	// A command has many parts. When one is refused for bash's own reasons,
+	// tell every refused part — the zones' refusals too — so the model can
+	// mend them all at once; when only zones refuse, the zones rule speaks.
+	var first *Deny
+	var reasons []string
+	own := false
 	for i := range c.Effects {
 		e := &c.Effects[i]
-		switch e.Op {
-		case zones.OpExec:
-			if !c.Walled {
-				return &Deny{Effect: e, Reason: msg(c.Lang, "exec", e.Detail, e.Why)}
-			}
-			if len(c.BashAllow) > 0 && !slices.Contains(c.BashAllow, e.Detail) {
-				return &Deny{Effect: e, Reason: msg(c.Lang, "execNotAllowed", e.Detail, joinComma(c.BashAllow))}
-			}
-		case zones.OpDelete, zones.OpMoveOut, zones.OpModify:
-			if e.Op == zones.OpModify && !e.ByRename {
-				continue
-			}
-			if e.Unknown || e.Zone == zones.Write || !e.Zone.Allows(zones.OpRead) {
-				continue // the zones rule has the better reason for these
-			}
-			if e.Op == zones.OpDelete && !e.Zone.Allows(zones.OpModify) {
-				continue // protected or create: the zone reason says it all
-			}
-			hint := where(c.Lang, c.Zones, zones.OpDelete) // deleting: only a write zone can
-			if e.Op != zones.OpDelete {
-				// an edit zone lets the file tools move and edit, by
-				// checked operations rather than a shell's rename
-				hint = msg(c.Lang, "useTool", map[zones.Op]string{zones.OpMoveOut: "move", zones.OpModify: "edit"}[e.Op])
-			}
-			return &Deny{Effect: e, Reason: msg(c.Lang, "bashRename", OpPhrase(c.Lang, e.Op), e.Path, e.Command, e.Zone, hint)}
+		d := bashEffectDeny(c, e)
+		if d != nil {
+			own = true
+		} else if d = checkEffect(c, e); d == nil {
+			continue
+		}
+		if first == nil {
+			first = d
+		}
+		if !slices.Contains(reasons, d.Reason) && len(reasons) < maxReasons {
+			reasons = append(reasons, d.Reason)
 		}
 	}
+	if !own {
+		return nil
+	}
+	first.Reason = strings.Join(reasons, "\n")
+	return first
+}
+
+// bashEffectDeny is the bash rule's own judgement of one effect.
+func bashEffectDeny(c *ToolCall, e *Effect) *Deny {
+	switch e.Op {
+	case zones.OpExec:
+		if !c.Walled {
+			return &Deny{Effect: e, Reason: msg(c.Lang, "exec", e.Detail, e.Why)}
+		}
+		if prog := execProgram(e); len(c.BashAllow) > 0 && !slices.Contains(c.BashAllow, prog) {
+			return &Deny{Effect: e, Reason: msg(c.Lang, "execNotAllowed", prog, joinComma(c.BashAllow))}
+		}
+	case zones.OpDelete, zones.OpMoveOut, zones.OpModify:
+		if e.Op == zones.OpModify && !e.ByRename {
+			return nil
+		}
+		if e.Unknown || e.Zone == zones.Write || !e.Zone.Allows(zones.OpRead) {
+			return nil // the zones rule has the better reason for these
+		}
+		if e.Op == zones.OpDelete && !e.Zone.Allows(zones.OpModify) {
+			return nil // protected or create: the zone reason says it all
+		}
+		hint := where(c.Lang, c.Zones, zones.OpDelete) // deleting: only a write zone can
+		if e.Op != zones.OpDelete {
+			// an edit zone lets the file tools move and edit, by checked
+			// operations rather than a shell's rename
+			hint = msg(c.Lang, "useTool", map[zones.Op]string{zones.OpMoveOut: "move", zones.OpModify: "edit"}[e.Op])
+		}
+		return &Deny{Effect: e, Reason: msg(c.Lang, "bashRename", OpPhrase(c.Lang, e.Op), e.Path, e.Command, e.Zone, hint)}
+	}
 	return nil
+}
+
+// execProgram is the program an exec effect would run: its command word, or
+// the first word of its detail ("rg --pre" → "rg").
+func execProgram(e *Effect) string {
+	if e.Command != "" {
+		return path.Base(e.Command)
+	}
+	if f := strings.Fields(e.Detail); len(f) > 0 {
+		return path.Base(f[0])
+	}
+	return ""
 }
 
 func joinComma(s []string) string {

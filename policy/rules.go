@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vaultgate/vaultgate/zones"
@@ -10,13 +12,33 @@ import (
 // ZonesRule judges every effect against the zone table (DESIGN.md §3).
 var ZonesRule = Rule{Name: "zones", Check: checkZones}
 
+// maxReasons bounds how many denied parts of one bash command are told.
+const maxReasons = 8
+
 func checkZones(c *ToolCall) *Deny {
+	var first *Deny
+	var reasons []string
 	for i := range c.Effects {
-		if d := checkEffect(c, &c.Effects[i]); d != nil {
+		d := checkEffect(c, &c.Effects[i])
+		if d == nil {
+			continue
+		}
+		if c.Tool != "bash" {
 			return d
 		}
+		// A command has many parts: tell the model every part that is
+		// refused, so it can fix them all at once.
+		if first == nil {
+			first = d
+		}
+		if !slices.Contains(reasons, d.Reason) && len(reasons) < maxReasons {
+			reasons = append(reasons, d.Reason)
+		}
 	}
-	return nil
+	if first != nil && len(reasons) > 1 {
+		first.Reason = strings.Join(reasons, "\n")
+	}
+	return first
 }
 
 func checkEffect(c *ToolCall, e *Effect) *Deny {

@@ -99,7 +99,7 @@ func (o *Outcome) IsError() bool {
 
 // ToolSet returns the tools the caller's agent has.
 func (g *Gate) ToolSet(c Caller) *tools.Set {
-	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang}
+	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang, Bash: &c.Policy.Bash}
 	if c.Session != nil {
 		s.State = c.Session.State
 	}

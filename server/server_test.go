@@ -21,7 +21,7 @@ func TestListTools(t *testing.T) {
 	}
 	want := map[string]struct{ readOnly, destructive bool }{
 		"read": {true, false}, "write": {false, true}, "edit": {false, true}, "move": {false, true},
-		"delete": {false, true}, "list": {true, false}, "search": {true, false},
+		"delete": {false, true}, "list": {true, false}, "search": {true, false}, "bash": {false, true},
 	}
 	if len(res.Tools) != len(want) {
 		t.Errorf("got %d tools, want %d", len(res.Tools), len(want))

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/zones"
 )
@@ -78,6 +79,8 @@ type Set struct {
 	Lang  string
 	// Session state, for read_before_write bookkeeping after a run.
 	State *policy.State
+	// Bash is the agent's [bash] settings; nil or not enabled: no bash tool.
+	Bash *config.Bash
 	// Extra tools (bash) registered by other packages.
 	extra []Tool
 }
@@ -90,7 +93,11 @@ func (s *Set) Add(t Tool, plan func(s *Set, raw map[string]any) (*Plan, error)) 
 
 // Tools lists the set's tools in a fixed order.
 func (s *Set) Tools() []Tool {
-	return append(fileTools(), s.extra...)
+	ts := fileTools()
+	if s.Bash != nil && s.Bash.Enabled {
+		ts = append(ts, bashTool(s.Bash))
+	}
+	return append(ts, s.extra...)
 }
 
 // Lookup finds a tool by name.

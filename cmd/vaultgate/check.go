@@ -95,7 +95,14 @@ func printCheck(o *server.Outcome) {
 	fmt.Fprintf(stdout, "decision: %s\n", o.Decision)
 	switch {
 	case o.Deny != nil:
-		fmt.Fprintf(stdout, "rule:     %s\nreason:   %s\n", o.Deny.Rule, audit.EscapeControl(o.Deny.Reason))
+		fmt.Fprintf(stdout, "rule:     %s\n", o.Deny.Rule)
+		for i, line := range strings.Split(o.Deny.Reason, "\n") {
+			label := "reason:  "
+			if i > 0 {
+				label = "         "
+			}
+			fmt.Fprintf(stdout, "%s %s\n", label, audit.EscapeControl(line))
+		}
 	case o.Err != nil:
 		fmt.Fprintf(stdout, "error:    %s\n", audit.EscapeControl(o.Err.Error()))
 	}
