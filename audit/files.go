@@ -46,17 +46,34 @@ func readHead(path string) (*head, error) {
 	return &h, nil
 }
 
-// writeHead replaces the head file atomically: temp file, then rename. Only
-// a writer holding the lock calls it, so one temp name is enough.
+// headWidth is the fixed size of the head file: its JSON padded with
+// spaces. A fixed size lets the temp file be rewritten in place, which on a
+// file system mounted with discard is twenty times cheaper than truncating
+// or creating one.
+const headWidth = 160
+
+// writeHead replaces the head file atomically: the new content goes into a
+// temp file, which then takes the head's name in one rename (an exchange
+// where the kernel has it, so the temp file lives on for the next time).
+// Only a writer holding the lock calls it, so one temp name is enough.
 func writeHead(path string, h head, sync bool) error {
 	b, _ := json.Marshal(h)
+	if len(b) < headWidth {
+		b = append(b, bytes.Repeat([]byte{' '}, headWidth-1-len(b))...)
+	}
 	b = append(b, '\n')
 	tmp := headPath(path) + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("audit: write head: %w", err)
 	}
-	_, err = f.Write(b)
+	_, err = f.WriteAt(b, 0)
+	if err == nil {
+		var st os.FileInfo
+		if st, err = f.Stat(); err == nil && st.Size() > int64(len(b)) {
+			err = f.Truncate(int64(len(b)))
+		}
+	}
 	if err == nil && sync {
 		err = f.Sync()
 	}
@@ -64,7 +81,7 @@ func writeHead(path string, h head, sync bool) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, headPath(path))
+		err = replaceFile(tmp, headPath(path))
 	}
 	if err != nil {
 		return fmt.Errorf("audit: write head: %w", err)
