@@ -27,8 +27,12 @@ func init() {
 	Register("useTool", "Use the %s tool instead: it can do this here.", "Используйте инструмент %s: он может сделать это здесь.")
 }
 
+// IsBash reports whether a tool runs shell commands: the vault's bash, or
+// Claude Code's built-in Bash seen through the hook.
+func IsBash(tool string) bool { return tool == "bash" || tool == "Bash" }
+
 func checkBash(c *ToolCall) *Deny {
-	if c.Tool != "bash" {
+	if !IsBash(c.Tool) {
 		return nil
 	}
 	if c.Refusal != nil {

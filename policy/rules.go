@@ -23,7 +23,7 @@ func checkZones(c *ToolCall) *Deny {
 		if d == nil {
 			continue
 		}
-		if c.Tool != "bash" {
+		if !IsBash(c.Tool) {
 			return d
 		}
 		// A command has many parts: tell the model every part that is
@@ -120,8 +120,12 @@ func checkEffect(c *ToolCall, e *Effect) *Deny {
 // must not clobber what it has not seen.
 var ReadBeforeWriteRule = Rule{Name: "read_before_write", Check: checkReadBeforeWrite}
 
+// overwriters are the tools that replace or edit a file's content; bash
+// redirects are judged by zones alone.
+var overwriters = []string{"write", "edit", "Write", "Edit", "MultiEdit", "NotebookEdit"}
+
 func checkReadBeforeWrite(c *ToolCall) *Deny {
-	if c.Tool != "write" && c.Tool != "edit" {
+	if !slices.Contains(overwriters, c.Tool) {
 		return nil
 	}
 	for i := range c.Effects {

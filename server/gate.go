@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -64,7 +65,17 @@ type Caller struct {
 	Via     string // stdio, http, hook, check
 	Session *policy.Session
 	Policy  *config.Policy
+	Cwd     string // the hook's working directory; "" is the vault root
 }
+
+// Vias. A hook call judges Claude Code's built-in tools, and check's dry
+// runs are a person's, not the agent's: they are not audited.
+const (
+	ViaStdio = "stdio"
+	ViaHTTP  = "http"
+	ViaHook  = "hook"
+	ViaCheck = "check"
+)
 
 // Outcome is everything a call came to. The entry point turns it into its
 // own answer (an MCP result, hook JSON, check's printout).
@@ -99,7 +110,8 @@ func (o *Outcome) IsError() bool {
 
 // ToolSet returns the tools the caller's agent has.
 func (g *Gate) ToolSet(c Caller) *tools.Set {
-	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang, Bash: &c.Policy.Bash}
+	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang, Bash: &c.Policy.Bash,
+		Hook: c.Via == ViaHook, Cwd: c.Cwd}
 	if c.Session != nil {
 		s.State = c.Session.State
 	}
@@ -114,8 +126,9 @@ func (g *Gate) Chain(p *config.Policy) policy.Chain {
 	return append(policy.Builtin(p.ReadBeforeWrite), g.rules...)
 }
 
-// Call plans, judges, runs (unless dryRun) and records one call. raw is the
-// call's arguments as decoded JSON; anything but an object is malformed.
+// Call plans, judges, runs (unless dryRun) and records (unless it is a
+// check) one call. raw is the call's arguments as decoded JSON; anything but
+// an object is malformed.
 func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, dryRun bool) (out *Outcome) {
 	start := time.Now()
 	out = &Outcome{ID: audit.NewID(), Tool: tool}
@@ -132,7 +145,7 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, dryRun 
 			debug.PrintStack()
 		}
 		out.Record = g.record(c, out, args, time.Since(start))
-		if g.log != nil && !dryRun {
+		if g.log != nil && c.Via != ViaCheck {
 			if err := g.log.Write(&out.Record); err != nil {
 				// Fail closed: a call the person can't see is a call the
 				// model must not think succeeded.
@@ -238,13 +251,19 @@ func auditEffect(e policy.Effect) audit.Effect {
 
 // bodyArgs are arguments whose values are file content: the log keeps only
 // their size and hash.
-var bodyArgs = []string{"content", "old_string", "new_string"}
+var bodyArgs = []string{"content", "old_string", "new_string", "new_source", "edits"}
 
 func redact(args map[string]any) map[string]any {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
-		if s, ok := v.(string); ok && slices.Contains(bodyArgs, k) {
-			out[k] = audit.Body(s)
+		if slices.Contains(bodyArgs, k) {
+			if s, ok := v.(string); ok {
+				out[k] = audit.Body(s)
+			} else {
+				// MultiEdit's edits: a list of old and new strings
+				b, _ := json.Marshal(v)
+				out[k] = audit.Body(string(b))
+			}
 			continue
 		}
 		out[k] = v

@@ -49,9 +49,6 @@ var errWallMissing = errors.New("wall missing")
 func planBash(s *Set, a args) (*Plan, error) {
 	b := s.Bash
 	command := a.str("command")
-	if strings.TrimSpace(command) == "" {
-		return nil, &ArgError{Tool: "bash", Arg: "command", Problem: "must not be empty"}
-	}
 	timeout := b.Timeout
 	if a.has("timeout") {
 		secs := a.integer("timeout", 0)
@@ -60,25 +57,12 @@ func planBash(s *Set, a args) (*Plan, error) {
 		}
 		timeout = time.Duration(secs) * time.Second
 	}
+	plan, err := s.analyseBash(command, s.Vault.Root)
+	if err != nil || plan.Refusal != nil {
+		return plan, err
+	}
+	an := plan.analysis
 	root := s.Vault.Root
-	an, err := shell.Analyze(command, shell.Options{
-		Vault:   root,
-		Cwd:     root,
-		Resolve: s.resolveAbs,
-	})
-	plan := &Plan{Mutates: true}
-	var ref *shell.Refusal
-	switch {
-	case errors.As(err, &ref):
-		plan.Refusal = &policy.Deny{Rule: "bash", Reason: s.refusalReason(ref)}
-		plan.Run = func(context.Context) (*Result, error) { return nil, errors.New("refused") }
-		return plan, nil
-	case err != nil:
-		return nil, fmt.Errorf("bash analysis failed: %w", err) // judged as error: fail closed
-	}
-	for _, e := range an.Effects {
-		plan.Effects = append(plan.Effects, s.bashEffect(e))
-	}
 	walled, wallErr := bashWall(b)
 	plan.Walled = walled
 	if wallErr != nil {
@@ -111,6 +95,34 @@ func planBash(s *Set, a args) (*Plan, error) {
 // resolveAbs resolves the symlinks of an absolute path for the analysis:
 // inside the vault as every tool does, outside left as it is (outside paths
 // are judged by absolute zones, and have no zone otherwise).
+// analyseBash turns a command into a plan's effects (or its refusal), as
+// run from cwd. Run is left for the caller: the bash tool runs it, the hook
+// never does.
+func (s *Set) analyseBash(command, cwd string) (*Plan, error) {
+	if strings.TrimSpace(command) == "" {
+		return nil, &ArgError{Tool: "bash", Arg: "command", Problem: "must not be empty"}
+	}
+	if cwd == "" {
+		cwd = s.Vault.Root
+	}
+	an, err := shell.Analyze(command, shell.Options{Vault: s.Vault.Root, Cwd: cwd, Resolve: s.resolveAbs})
+	plan := &Plan{Mutates: true}
+	var ref *shell.Refusal
+	switch {
+	case errors.As(err, &ref):
+		plan.Refusal = &policy.Deny{Rule: "bash", Reason: s.refusalReason(ref)}
+		plan.Run = func(context.Context) (*Result, error) { return nil, errors.New("refused") }
+		return plan, nil
+	case err != nil:
+		return nil, fmt.Errorf("bash analysis failed: %w", err) // judged as error: fail closed
+	}
+	for _, e := range an.Effects {
+		plan.Effects = append(plan.Effects, s.bashEffect(e))
+	}
+	plan.analysis = an
+	return plan, nil
+}
+
 func (s *Set) resolveAbs(abs string) string {
 	rel, inside, err := zones.Normalize(s.Vault.Root, abs)
 	if err != nil || !inside {

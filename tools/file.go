@@ -109,7 +109,10 @@ func (s *Set) stat(rel string) (stat, error) {
 	if outside(rel) {
 		return stat{}, nil
 	}
-	fi, err := s.Vault.lstat(rel)
+	return statOf(s.Vault.lstat(rel))
+}
+
+func statOf(fi os.FileInfo, err error) (stat, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return stat{}, nil
@@ -162,20 +165,7 @@ func (s *Set) target(a args, name string) (rel string, st stat, link string, err
 	if err != nil {
 		return "", stat{}, "", err
 	}
-	rel, err = s.Vault.Resolve(p, false)
-	if err != nil {
-		return "", stat{}, "", err
-	}
-	st, err = s.stat(rel)
-	if err != nil {
-		return "", stat{}, "", err
-	}
-	if st.symlink {
-		if link, err = s.Vault.Resolve(rel, true); err != nil {
-			return "", stat{}, "", err
-		}
-	}
-	return rel, st, link, nil
+	return s.targetOf(p)
 }
 
 func planRead(s *Set, a args) (*Plan, error) {
@@ -360,7 +350,19 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 			return s.osFail(dir, err)
 		}
 	}
-	now, err := s.stat(rel)
+	// Where the Fs can hold the folder open, every step below acts on that
+	// one descriptor: a folder swapped for a link meanwhile can't redirect
+	// the write.
+	name, tmpDir := fsName(rel), fsName(dir)
+	if p, ok := fsys.(Pinner); ok {
+		pinned, err := p.Pin(fsName(dir))
+		if err != nil {
+			return s.osFail(dir, err)
+		}
+		defer pinned.Close()
+		fsys, name, tmpDir = pinned, path.Base(rel), "."
+	}
+	now, err := statOf(lstatIn(fsys, name))
 	if err != nil {
 		return err
 	}
@@ -373,8 +375,8 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 	if now.exists {
 		mode = now.fi.Mode().Perm()
 	}
-	tmp := path.Join(dir, tempPrefix+randomHex())
-	f, err := fsys.OpenFile(fsName(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	tmp := path.Join(tmpDir, tempPrefix+randomHex())
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return s.osFail(rel, err)
 	}
@@ -382,7 +384,7 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 	defer func() {
 		if !ok {
 			f.Close()
-			fsys.Remove(fsName(tmp))
+			fsys.Remove(tmp)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
@@ -394,12 +396,16 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := fsys.Rename(fsName(tmp), fsName(rel)); err != nil {
+	rename := fsys.Rename
+	if r, isR := fsys.(NoReplaceRenamer); isR && !now.exists {
+		rename = r.RenameNoReplace // judged as a create: replace nothing
+	}
+	if err := rename(tmp, name); err != nil {
 		return s.osFail(rel, err)
 	}
 	ok = true
-	syncDir(fsys, dir)
-	if fi, err := s.Vault.lstat(rel); err == nil && s.State != nil {
+	syncDir(fsys, tmpDir)
+	if fi, err := lstatIn(fsys, name); err == nil && s.State != nil {
 		policy.MarkRead(s.State, rel, fi.Size(), fi.ModTime())
 	}
 	return nil
@@ -494,7 +500,16 @@ func planMove(s *Set, a args) (*Plan, error) {
 			if now.exists != dstat.exists {
 				return nil, s.fail("changedMeantime", dst)
 			}
-			if err := s.Vault.Fs.Rename(fsName(src), fsName(dst)); err != nil {
+			// Judged as a create: where the Fs can, the rename itself
+			// refuses to replace what appeared meanwhile.
+			rename := s.Vault.Fs.Rename
+			if r, ok := s.Vault.Fs.(NoReplaceRenamer); ok && !dstat.exists {
+				rename = r.RenameNoReplace
+			}
+			if err := rename(fsName(src), fsName(dst)); err != nil {
+				if !dstat.exists && errors.Is(err, fs.ErrExist) {
+					return nil, s.fail("destExists", dst)
+				}
 				return nil, s.osFail(src, err)
 			}
 			syncDir(s.Vault.Fs, path.Dir(dst))

@@ -27,12 +27,14 @@ type Vault struct {
 // fsName turns a vault-relative path into a name for Fs.
 func fsName(rel string) string { return rel }
 
-func (v *Vault) lstat(rel string) (os.FileInfo, error) {
-	if l, ok := v.Fs.(afero.Lstater); ok {
-		fi, _, err := l.LstatIfPossible(fsName(rel))
+func (v *Vault) lstat(rel string) (os.FileInfo, error) { return lstatIn(v.Fs, fsName(rel)) }
+
+func lstatIn(fsys afero.Fs, name string) (os.FileInfo, error) {
+	if l, ok := fsys.(afero.Lstater); ok {
+		fi, _, err := l.LstatIfPossible(name)
 		return fi, err
 	}
-	return v.Fs.Stat(fsName(rel))
+	return fsys.Stat(name)
 }
 
 func (v *Vault) readlink(rel string) (string, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/shell"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -25,6 +26,8 @@ type Plan struct {
 	Refusal *policy.Deny
 	// Walled is true when the call will run inside the OS wall (bash).
 	Walled bool
+
+	analysis *shell.Analysis // bash: what the command was found to do
 	// Run does the work. It is called only if the chain allowed the plan.
 	Run func(ctx context.Context) (*Result, error)
 }
@@ -81,6 +84,12 @@ type Set struct {
 	State *policy.State
 	// Bash is the agent's [bash] settings; nil or not enabled: no bash tool.
 	Bash *config.Bash
+	// Hook makes the set Claude Code's built-in tools, judged for the
+	// PreToolUse hook, instead of the vault's own.
+	Hook bool
+	// Cwd is the caller's working directory (the hook's), for relative
+	// paths and bash; "" is the vault root.
+	Cwd string
 	// Extra tools (bash) registered by other packages.
 	extra []Tool
 }
@@ -93,6 +102,9 @@ func (s *Set) Add(t Tool, plan func(s *Set, raw map[string]any) (*Plan, error)) 
 
 // Tools lists the set's tools in a fixed order.
 func (s *Set) Tools() []Tool {
+	if s.Hook {
+		return hookTools()
+	}
 	ts := fileTools()
 	if s.Bash != nil && s.Bash.Enabled {
 		ts = append(ts, bashTool(s.Bash))
@@ -120,7 +132,7 @@ func (s *Set) Plan(name string, raw map[string]any) (*Plan, error) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	a := args{tool: name, m: raw, params: t.Params}
-	if err := a.check(); err != nil {
+	if err := a.check(s.Hook); err != nil {
 		return nil, err
 	}
 	p, err := t.plan(s, a)
@@ -139,13 +151,18 @@ type args struct {
 	params []Param
 }
 
-func (a args) check() error {
+// check validates the arguments; lenient skips the unknown-name check
+// (Claude Code's built-in tools carry fields of their own).
+func (a args) check(lenient bool) error {
 	names := make([]string, 0, len(a.m))
 	for k := range a.m {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	for _, k := range names {
+		if lenient {
+			break
+		}
 		if !slices.ContainsFunc(a.params, func(p Param) bool { return p.Name == k }) {
 			return &ArgError{Tool: a.tool, Arg: k, Problem: "is not an argument of this tool"}
 		}

@@ -35,7 +35,7 @@ func (s *source) load() (*config.Config, error) {
 
 // openGate opens the vault's file system and, unless dry, the audit log.
 func openGate(cfg *config.Config, dry bool) (*server.Gate, func(), error) {
-	rfs, err := tools.OpenRootFs(cfg.Vault)
+	rfs, err := tools.OpenNoFollowFs(cfg.Vault)
 	if err != nil {
 		return nil, nil, err
 	}

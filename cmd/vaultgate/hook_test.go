@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runHookBinary runs the built binary's hook with stdin, as Claude Code does.
+func runHookBinary(t *testing.T, cfg, stdin string) (string, string, int) {
+	t.Helper()
+	args := []string{"hook"}
+	if cfg != "" {
+		args = append(args, "--config", cfg)
+	}
+	cmd := exec.Command(binary(t), args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func hookJSON(session, cwd, tool string, input map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"session_id": session, "cwd": cwd, "hook_event_name": "PreToolUse",
+		"tool_name": tool, "tool_input": input, "transcript_path": "/tmp/t.jsonl", "permission_mode": "bypassPermissions"})
+	return string(b)
+}
+
+func TestHookBinary(t *testing.T) {
+	vault, cfg, _ := sampleVault(t)
+	deny := func(out string) string {
+		var r struct {
+			HookSpecificOutput struct {
+				HookEventName, PermissionDecision, PermissionDecisionReason string
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("deny output is not JSON: %q", out)
+		}
+		if r.HookSpecificOutput.HookEventName != "PreToolUse" || r.HookSpecificOutput.PermissionDecision != "deny" {
+			t.Errorf("deny output: %q", out)
+		}
+		return r.HookSpecificOutput.PermissionDecisionReason
+	}
+	// allowed: nothing printed, exit 0
+	out, errOut, code := runHookBinary(t, cfg, hookJSON("s", vault, "Read", map[string]any{"file_path": filepath.Join(vault, "Welcome.md")}))
+	if code != 0 || out != "" {
+		t.Errorf("allowed Read: exit %d, out %q, err %q", code, out, errOut)
+	}
+	// denied: the deny JSON, exit 0
+	out, _, code = runHookBinary(t, cfg, hookJSON("s", vault, "Write", map[string]any{"file_path": filepath.Join(vault, "мета/x.md"), "content": "x"}))
+	if code != 0 || !strings.Contains(deny(out), "zone protected") {
+		t.Errorf("denied Write: exit %d, out %q", code, out)
+	}
+	out, _, code = runHookBinary(t, cfg, hookJSON("s", vault, "Bash", map[string]any{"command": "node -e 1"}))
+	if code != 0 || !strings.Contains(deny(out), `run "node"`) {
+		t.Errorf("denied Bash: exit %d, out %q", code, out)
+	}
+	out, _, code = runHookBinary(t, cfg, hookJSON("s", vault, "SomeNewTool", map[string]any{}))
+	if code != 0 || !strings.Contains(deny(out), "not allowed here") {
+		t.Errorf("unknown tool: exit %d, out %q", code, out)
+	}
+	broken := filepath.Join(t.TempDir(), "broken.toml")
+	os.WriteFile(broken, []byte("vault = [unterminated"), 0o644)
+	// the hook's own failures: exit 2, reason on stderr
+	for name, c := range map[string]struct{ cfg, stdin string }{
+		"empty stdin":    {cfg, ""},
+		"not JSON":       {cfg, "{not json"},
+		"no tool name":   {cfg, `{"session_id":"s"}`},
+		"missing config": {filepath.Join(t.TempDir(), "nope.toml"), hookJSON("s", vault, "Read", map[string]any{"file_path": "/x"})},
+		"no config flag": {"", hookJSON("s", vault, "Read", map[string]any{"file_path": "/x"})},
+		"broken config":  {broken, hookJSON("s", vault, "Read", map[string]any{"file_path": "/x"})},
+	} {
+		out, errOut, code := runHookBinary(t, c.cfg, c.stdin)
+		if code != 2 || out != "" || !strings.Contains(errOut, "denied") {
+			t.Errorf("%s: exit %d, out %q, err %q", name, code, out, errOut)
+		}
+	}
+}

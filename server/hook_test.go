@@ -1,0 +1,205 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/tools"
+)
+
+// hookGate serves a real copy of the sample vault to the hook.
+func hookGate(t *testing.T, extra string) (*Gate, *config.Policy, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	vault := filepath.Join(dir, "vault")
+	copyDir(t, "../testdata/vault", vault)
+	auditPath := filepath.Join(dir, "state", "audit.jsonl")
+	cfg := loadConfig(t, `vault = "`+vault+`"
+[audit]
+path = "`+auditPath+`"
+[zones]
+write     = ["мета/бобер"]
+create    = ["💬 чаты"]
+edit      = ["."]
+protected = [".obsidian", "мета"]
+hidden    = ["notes/private"]
+`+extra)
+	os.MkdirAll(filepath.Join(vault, "notes/private"), 0o755)
+	os.WriteFile(filepath.Join(vault, "notes/private/diary.md"), []byte("dear diary\n"), 0o644)
+	rfs, err := tools.OpenRootFs(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rfs.Close() })
+	w, err := audit.Open(auditPath, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	g := NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, Options{Audit: w})
+	return g, cfg.Policy(config.DefaultAgent), cfg.Vault, auditPath
+}
+
+func hookCall(t *testing.T, g *Gate, p *config.Policy, session, cwd, tool string, input map[string]any) string {
+	t.Helper()
+	in := &HookInput{SessionID: session, Cwd: cwd, HookEventName: "PreToolUse", ToolName: tool, ToolInput: input}
+	a, err := g.Hook(context.Background(), p, in)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return a.Deny
+}
+
+func TestHookBuiltins(t *testing.T) {
+	g, p, v, auditPath := hookGate(t, "")
+	abs := func(rel string) string { return filepath.Join(v, rel) }
+	cases := []struct {
+		tool  string
+		input map[string]any
+		deny  string // "" = allowed
+	}{
+		{"Read", map[string]any{"file_path": abs("notes/ideas.md")}, ""},
+		{"Read", map[string]any{"file_path": abs("notes/private/diary.md")}, "zone hidden"},
+		{"Read", map[string]any{"file_path": "/etc/passwd"}, "outside the vault"},
+		{"Write", map[string]any{"file_path": abs("notes/new.md"), "content": "x"}, ""},
+		{"Write", map[string]any{"file_path": abs("мета/new.md"), "content": "x"}, "zone protected"},
+		{"Write", map[string]any{"file_path": abs(".claude/settings.json"), "content": "{}"}, "zone protected"},
+		{"Edit", map[string]any{"file_path": abs("notes/ideas.md"), "old_string": "a", "new_string": "b"}, ""}, // read above
+		{"Edit", map[string]any{"file_path": abs("Welcome.md"), "old_string": "a", "new_string": "b"}, "Read it"},
+		{"MultiEdit", map[string]any{"file_path": abs("мета/план.md"), "edits": []any{map[string]any{"old_string": "a", "new_string": "b"}}}, "zone protected"},
+		{"NotebookEdit", map[string]any{"notebook_path": abs("💬 чаты/n.ipynb"), "new_source": "x"}, ""},
+		{"Glob", map[string]any{"pattern": "**/*.md", "path": abs("notes/projects")}, ""},
+		{"Glob", map[string]any{"pattern": "**/*.md"}, `"notes/private" inside it is in zone hidden`},
+		{"Glob", map[string]any{"pattern": "../../*", "path": abs("notes")}, "outside the vault"},
+		{"Grep", map[string]any{"pattern": "todo", "path": abs("notes")}, "zone hidden"},
+		{"Grep", map[string]any{"pattern": "todo", "path": abs("мета")}, ""},
+		{"Bash", map[string]any{"command": "grep -rn todo projects", "description": "find todos"}, ""},
+		{"Bash", map[string]any{"command": "rm ideas.md"}, "bash may remove or rename files only in write zones"},
+		{"Bash", map[string]any{"command": "python3 -c 'print(1)'"}, `run "python3"`},
+		{"Bash", map[string]any{"command": "rm ../мета/бобер/x.md"}, ""},
+		{"mcp__vault__delete", map[string]any{"path": "мета/x.md"}, ""}, // the server judges its own tools
+		{"WebFetch", map[string]any{"url": "https://example.com"}, "is not allowed here"},
+		{"Task", map[string]any{}, "is not allowed here"},
+		{"Read", map[string]any{}, `"file_path" is required`},
+	}
+	for _, c := range cases {
+		got := hookCall(t, g, p, "sess-1", filepath.Join(v, "notes"), c.tool, c.input)
+		switch {
+		case c.deny == "" && got != "":
+			t.Errorf("%s %v: denied: %s", c.tool, c.input, got)
+		case c.deny != "" && !strings.Contains(got, c.deny):
+			t.Errorf("%s %v: %q, want a deny containing %q", c.tool, c.input, got, c.deny)
+		}
+	}
+	// every decision is an audit line with via hook, and no body in it
+	data, _ := os.ReadFile(auditPath)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != len(cases) {
+		t.Errorf("%d audit lines for %d calls", len(lines), len(cases))
+	}
+	for _, l := range lines {
+		var r struct{ Via, Session string }
+		json.Unmarshal([]byte(l), &r)
+		if r.Via != "hook" || r.Session != "sess-1" {
+			t.Errorf("audit line %s", l)
+		}
+	}
+	if strings.Contains(string(data), "dear diary") {
+		t.Error("a body reached the audit")
+	}
+}
+
+func TestHookAllowList(t *testing.T) {
+	g, p, v, _ := hookGate(t, "[hook]\nserver_name = \"notes\"\nallow = [\"WebSearch\", \"mcp__github__*\"]\n")
+	for tool, want := range map[string]bool{
+		"WebSearch": true, "mcp__github__list": true, "mcp__notes__read": true,
+		"mcp__vault__read": false, "WebFetch": false, "mcp__githubx": false,
+	} {
+		got := hookCall(t, g, p, "s", v, tool, map[string]any{}) == ""
+		if got != want {
+			t.Errorf("%s: allowed=%v, want %v", tool, got, want)
+		}
+	}
+}
+
+func TestHookSessionState(t *testing.T) {
+	g, p, v, _ := hookGate(t, "")
+	f := filepath.Join(v, "notes/ideas.md")
+	edit := map[string]any{"file_path": f, "old_string": "a", "new_string": "b"}
+	if d := hookCall(t, g, p, "A", v, "Edit", edit); !strings.Contains(d, "Read it") {
+		t.Fatalf("unread edit: %q", d)
+	}
+	if d := hookCall(t, g, p, "A", v, "Read", map[string]any{"file_path": f}); d != "" {
+		t.Fatal(d)
+	}
+	// a new process, the same session: the read is remembered
+	if d := hookCall(t, g, p, "A", v, "Edit", edit); d != "" {
+		t.Errorf("edit after read in the same session: %q", d)
+	}
+	// another session has not read it
+	if d := hookCall(t, g, p, "B", v, "Edit", edit); d == "" {
+		t.Error("a read in session A counted for session B")
+	}
+	// Claude Code edits the file; PostToolUse records it, so a second edit needs no read
+	os.WriteFile(f, []byte("edited by Claude Code\n"), 0o644)
+	if _, err := g.Hook(context.Background(), p, &HookInput{SessionID: "A", HookEventName: "PostToolUse", ToolName: "Edit", ToolInput: edit}); err != nil {
+		t.Fatal(err)
+	}
+	if d := hookCall(t, g, p, "A", v, "Edit", edit); d != "" {
+		t.Errorf("edit after the session's own edit: %q", d)
+	}
+	// someone else changes it: read again
+	os.WriteFile(f, []byte("changed by a person, longer\n"), 0o644)
+	if d := hookCall(t, g, p, "A", v, "Edit", edit); !strings.Contains(d, "Read it") {
+		t.Errorf("edit after an outside change: %q", d)
+	}
+}
+
+func TestHookConcurrentSessions(t *testing.T) {
+	g, p, v, auditPath := hookGate(t, "")
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				hookCall(t, g, p, "shared", v, "Read", map[string]any{"file_path": filepath.Join(v, "Welcome.md")})
+				hookCall(t, g, p, "shared", v, "Write", map[string]any{"file_path": filepath.Join(v, "notes/n.md"), "content": "x"})
+			}
+			_ = i
+		}()
+	}
+	wg.Wait()
+	data, _ := os.ReadFile(auditPath)
+	if n := strings.Count(string(data), "\n"); n != 160 {
+		t.Errorf("%d audit lines, want 160", n)
+	}
+	if r, err := audit.Verify(auditPath); err != nil || !r.OK {
+		t.Errorf("verify: %+v %v", r, err)
+	}
+}
+
+func TestParseHookInput(t *testing.T) {
+	for _, bad := range []string{"", "  \n", "not json", `{"tool_input":{}}`, `[1,2]`} {
+		if _, err := ParseHookInput([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	in, err := ParseHookInput([]byte(`{"session_id":"x","tool_name":"Read"}`))
+	if err != nil || in.ToolInput == nil {
+		t.Errorf("%+v %v", in, err)
+	}
+	var out map[string]map[string]string
+	json.Unmarshal(HookAnswer{Deny: "no"}.JSON(), &out)
+	h := out["hookSpecificOutput"]
+	if h["hookEventName"] != "PreToolUse" || h["permissionDecision"] != "deny" || h["permissionDecisionReason"] != "no" {
+		t.Errorf("deny JSON: %v", out)
+	}
+}

@@ -1,0 +1,28 @@
+package tools
+
+import "github.com/spf13/afero"
+
+// Capabilities a file system may have beyond afero.Fs, discovered by type
+// assertion. Where the Fs lacks one (afero.MemMapFs in unit tests), the
+// tools fall back to checking by name, which is only safe when nothing
+// else changes the vault meanwhile.
+
+// NoReplaceRenamer renames without ever replacing what is at newname: the
+// check and the rename are one step (renameat2 RENAME_NOREPLACE), so a
+// file that appears meanwhile makes it fail with fs.ErrExist.
+type NoReplaceRenamer interface {
+	RenameNoReplace(oldname, newname string) error
+}
+
+// Pinner holds a folder open: the names given to the Fs it returns are
+// taken from that folder's descriptor, so swapping a folder above it for
+// a symlink can't redirect them.
+type Pinner interface {
+	Pin(dir string) (PinnedFs, error)
+}
+
+// PinnedFs is a file system rooted at a held folder; Close lets it go.
+type PinnedFs interface {
+	afero.Fs
+	Close() error
+}

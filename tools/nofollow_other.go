@@ -1,0 +1,12 @@
+//go:build !linux
+
+package tools
+
+// NoFollowFs is RootFs off Linux: os.Root keeps every name inside the
+// vault, but it follows symlinks inside it, so a folder swapped for a link
+// between the judgement and the operation can redirect the operation
+// within the vault. Only the Linux build walks without following.
+type NoFollowFs = RootFs
+
+// OpenNoFollowFs opens dir as the root of a NoFollowFs.
+func OpenNoFollowFs(dir string) (*NoFollowFs, error) { return OpenRootFs(dir) }
