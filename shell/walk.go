@@ -17,7 +17,18 @@ import (
 // refused as too deep rather than analysed slowly.
 const maxSteps = 200000
 
+type parseKey struct {
+	src  string
+	lang syntax.LangVariant
+}
+
+type parseResult struct {
+	f   *syntax.File
+	err error
+}
+
 type analyzer struct {
+	parsed   map[parseKey]parseResult
 	opts     Options
 	effects  []Effect
 	seen     map[Effect]bool
@@ -27,7 +38,7 @@ type analyzer struct {
 }
 
 func newAnalyzer(opts Options) *analyzer {
-	return &analyzer{opts: opts, seen: map[Effect]bool{}, programs: map[string]bool{}}
+	return &analyzer{opts: opts, seen: map[Effect]bool{}, programs: map[string]bool{}, parsed: map[parseKey]parseResult{}}
 }
 
 // input is what a shell reading its standard input would read.
@@ -314,7 +325,20 @@ func (a *analyzer) scriptLang(st *state, src string, depth int, lang syntax.Lang
 		a.refuse(TooLarge, "", "nested script over the size limit", syntax.Pos{})
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
+	// Parsing costs in proportion to the text, and loops and functions may
+	// analyse one nested script many times: charge it, and parse it once.
+	a.steps += len(src) / 32
+	if !a.step() {
+		return
+	}
+	key := parseKey{src: src, lang: lang}
+	parsed, ok := a.parsed[key]
+	if !ok {
+		f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
+		parsed = parseResult{f: f, err: err}
+		a.parsed[key] = parsed
+	}
+	f, err := parsed.f, parsed.err
 	if err != nil {
 		var pe syntax.ParseError
 		var le syntax.LangError
@@ -821,10 +845,16 @@ func isArithNumber(s string) bool {
 }
 
 // wordText prints a word for a Detail.
-func wordText(w *syntax.Word) string {
+func wordText(w *syntax.Word) (s string) {
+	defer func() {
+		// The printer does not expect every shape SplitBraces leaves.
+		if recover() != nil {
+			s = "(word)"
+		}
+	}()
 	var b strings.Builder
 	syntax.NewPrinter().Print(&b, w)
-	s := b.String()
+	s = b.String()
 	if len(s) > 80 {
 		s = s[:80] + "…"
 	}

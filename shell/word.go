@@ -123,7 +123,11 @@ func (a *analyzer) word(st *state, w *syntax.Word, mode expandMode) []field {
 		return nil
 	}
 	if mode == modeFields && !st.posix {
-		syntax.SplitBraces(w)
+		// On a copy: the tree keeps its shape (and positions) for printing.
+		cp := *w
+		if syntax.SplitBraces(&cp) {
+			w = &cp
+		}
 	}
 	alts := a.parts(st, w.Parts, false, mode, true)
 	var out []field
