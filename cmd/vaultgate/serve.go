@@ -2,29 +2,47 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"sort"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/server"
 )
 
 func init() {
 	var src source
+	var httpAddr string
 	register(&command{
 		name:    "serve",
-		summary: "serve the vault to an MCP client over stdio",
-		usage:   "(--config FILE | --vault DIR)",
-		help: `Serves the vault's tools (read, write, edit, move, delete, list, search)
-over MCP on stdin and stdout: this is the command an MCP client such as
-Claude Code launches. One process is one session. Every call is checked
-against the zones and written to the audit log before its result goes back.`,
-		flags: src.flags,
+		summary: "serve the vault to an MCP client over stdio, or Streamable HTTP",
+		usage:   "(--config FILE | --vault DIR) [--http ADDR]",
+		help: `Serves the vault's tools (read, write, edit, move, delete, list, search,
+bash) over MCP on stdin and stdout: this is the command an MCP client such
+as Claude Code launches. One process is one session. Every call is checked
+against the zones and written to the audit log before its result goes back.
+
+With --http ADDR it serves Streamable HTTP at /mcp instead. Every request
+needs a bearer token: the default agent's from $VAULTGATE_TOKEN (or [http]
+token_env / token_file), each [agents.NAME]'s from its own token_env or
+token_file — never from a flag. The token names the agent, and the agent is
+the session. ADDR without a host ("` + ":8080" + `") binds to loopback; binding
+elsewhere works but warns.`,
+		flags: func(fs *flag.FlagSet) {
+			src.flags(fs)
+			fs.StringVar(&httpAddr, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
+		},
 		run: func(fs *flag.FlagSet, args []string) int {
 			if len(args) > 0 {
 				return fail(exitUsage, "serve takes no arguments (got %q)", args[0])
@@ -32,6 +50,9 @@ against the zones and written to the audit log before its result goes back.`,
 			cfg, err := src.load()
 			if err != nil {
 				return fail(exitUsage, "%v", err)
+			}
+			if httpAddr != "" {
+				return serveHTTP(cfg, httpAddr)
 			}
 			return serveStdio(cfg)
 		},
@@ -86,4 +107,52 @@ func secretValues(cfg *config.Config) []string {
 		}
 	}
 	return out
+}
+
+func serveHTTP(cfg *config.Config, addr string) int {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fail(exitUsage, "--http %q: want HOST:PORT or :PORT (%v)", addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1" // loopback unless told otherwise
+	}
+	addr = net.JoinHostPort(host, port)
+	tokens, err := server.Tokens(cfg)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	g, closeAll, err := openGate(cfg, false)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer closeAll()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if ip := net.ParseIP(host); (ip == nil && host != "localhost") || (ip != nil && !ip.IsLoopback()) {
+		fmt.Fprintf(os.Stderr, "vaultgate: WARNING: serving on %s, which is not loopback: anyone who can reach it and holds a token can act in the vault. Put TLS in front of it.\n", ln.Addr())
+	}
+	names := make([]string, 0, len(tokens))
+	for n := range tokens {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(os.Stderr, "vaultgate %s: serving %s over Streamable HTTP at http://%s%s for agents %s\n",
+		version, cfg.Vault, ln.Addr(), server.Endpoint, strings.Join(names, ", "))
+	fmt.Fprintf(os.Stderr, "  audit log: %s\n", cfg.AuditPath)
+	srv := &http.Server{Handler: g.HTTPHandler(tokens), ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(shut)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(1, "%v", err)
+	}
+	return exitOK
 }

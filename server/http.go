@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/policy"
+)
+
+// minTokenLen is the shortest bearer token accepted: a guessable token is
+// an open door on any port.
+const minTokenLen = 16
+
+// Endpoint is where Streamable HTTP is served.
+const Endpoint = "/mcp"
+
+// Tokens reads each agent's bearer token from its env variable or file.
+// Tokens never come from flags or the config itself. An agent with no token
+// is not served; it is an error when none has one, or two share one.
+func Tokens(cfg *config.Config) (map[string]string, error) {
+	out := map[string]string{}
+	seen := map[string]string{}
+	for _, name := range sortedAgents(cfg) {
+		src := cfg.Agents[name].Token
+		var tok string
+		switch {
+		case src.File != "":
+			b, err := os.ReadFile(src.File)
+			if err != nil {
+				return nil, fmt.Errorf("agent %s: token file: %w", name, err)
+			}
+			tok = strings.TrimSpace(string(b))
+		case src.Env != "":
+			tok = strings.TrimSpace(os.Getenv(src.Env))
+		}
+		if tok == "" {
+			continue
+		}
+		if len(tok) < minTokenLen {
+			return nil, fmt.Errorf("agent %s: the token is %d characters; use at least %d random ones (e.g. openssl rand -hex 32)", name, len(tok), minTokenLen)
+		}
+		if other, dup := seen[tok]; dup {
+			return nil, fmt.Errorf("agents %s and %s have the same token: each token names one agent", other, name)
+		}
+		seen[tok] = name
+		out[name] = tok
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no bearer token is configured: set VAULTGATE_TOKEN (or [http] token_env / token_file); HTTP is never served without one")
+	}
+	return out, nil
+}
+
+// HTTPHandler serves each agent that has a token at Endpoint. The token
+// names the agent, and the agent is the session: the protocol mcp-go speaks
+// here has no sessions of its own, and a client-chosen session id is no
+// identity.
+func (g *Gate) HTTPHandler(tokens map[string]string) http.Handler {
+	type agentRoute struct {
+		sum     [32]byte
+		handler http.Handler
+	}
+	var routes []agentRoute
+	for name, tok := range tokens {
+		p := g.cfg.Agents[name]
+		session := &policy.Session{ID: "http-" + name, Agent: name, State: policy.NewState()}
+		c := Caller{Via: ViaHTTP, Session: session, Policy: p}
+		s := g.MCP(p, func(context.Context) (Caller, error) { return c, nil })
+		h := mcpserver.NewStreamableHTTPServer(s, mcpserver.WithEndpointPath(Endpoint))
+		routes = append(routes, agentRoute{sum: sha256.Sum256([]byte(tok)), handler: h})
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != Endpoint {
+			http.NotFound(w, r)
+			return
+		}
+		given, ok := bearer(r)
+		var match http.Handler
+		if ok {
+			sum := sha256.Sum256([]byte(given))
+			// Compare with every token, always: the time taken says
+			// nothing about which one (or how much of one) matched.
+			for _, rt := range routes {
+				if subtle.ConstantTimeCompare(sum[:], rt.sum[:]) == 1 {
+					match = rt.handler
+				}
+			}
+		}
+		if match == nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vaultgate"`)
+			http.Error(w, "401 unauthorized: a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		match.ServeHTTP(w, r)
+	})
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const prefix = "bearer "
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return "", false
+	}
+	return strings.TrimSpace(h[len(prefix):]), true
+}
