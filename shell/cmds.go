@@ -840,6 +840,9 @@ func runCp(a *analyzer, st *state, c *cmdCall) {
 				src = sr.abs
 			}
 			a.emitResolved(dr, zones.OpLink, c.name, pathOpts{subtree: sub, source: src})
+			if !dr.unknown && !dr.none {
+				a.linked[dr.abs] = true
+			}
 			continue
 		}
 		a.emitResolved(dr, zones.OpCreate, c.name, pathOpts{subtree: sub, mode: orCreate})
@@ -916,6 +919,9 @@ func runLn(a *analyzer, st *state, c *cmdCall) {
 				src = sr.abs
 			}
 			a.emitResolved(dr, zones.OpLink, c.name, pathOpts{source: src, subtree: sr.subtree})
+			if !dr.unknown && !dr.none {
+				a.linked[dr.abs] = true
+			}
 			if sr.unknown || sr.subtree {
 				a.taintResolved(st, dr, true)
 			} else if !sr.none && a.opts.Stat(sr.abs).Link {

@@ -35,10 +35,13 @@ type analyzer struct {
 	programs map[string]bool
 	refusal  *Refusal
 	steps    int
+	// Names this command hard-linked to an existing file: a later write to
+	// one changes that file, so it is a modify, never a create.
+	linked map[string]bool
 }
 
 func newAnalyzer(opts Options) *analyzer {
-	return &analyzer{opts: opts, seen: map[Effect]bool{}, programs: map[string]bool{}, parsed: map[parseKey]parseResult{}}
+	return &analyzer{opts: opts, seen: map[Effect]bool{}, programs: map[string]bool{}, parsed: map[parseKey]parseResult{}, linked: map[string]bool{}}
 }
 
 // input is what a shell reading its standard input would read.
@@ -1120,7 +1123,7 @@ func (a *analyzer) emitResolved(r resolved, op zones.Op, cmd string, o pathOpts)
 	e.Path = r.abs
 	e.Subtree = r.subtree || o.subtree
 	if o.mode == orCreate {
-		if a.opts.Stat(r.abs).Exists {
+		if a.opts.Stat(r.abs).Exists || a.linked[r.abs] {
 			e.Op = zones.OpModify
 		} else {
 			e.Op = zones.OpCreate
