@@ -478,3 +478,45 @@ func TestFollow(t *testing.T) {
 	path = testPath(t)
 	check(follow(0, 3, true), 0)
 }
+
+// Verify and Read take a snapshot under a shared lock, so a log being
+// written and rotated as they run never looks broken.
+func TestVerifyWhileWriting(t *testing.T) {
+	path := testPath(t)
+	writeN(t, path, Options{}, 0, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			w, err := Open(path, Options{MaxSize: 8 << 10})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer w.Close()
+			for i := 0; ctx.Err() == nil; i++ {
+				if err := w.Write(sample(g*100000 + i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	deadline := time.Now().Add(time.Second)
+	runs := 0
+	for ; time.Now().Before(deadline) || runs < 20; runs++ {
+		rep, err := Verify(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.OK || rep.Note != "" {
+			t.Fatalf("Verify while writing: %+v", rep)
+		}
+		n := 0
+		if err := Read(path, func(Record) error { n++; return nil }); err != nil || n < rep.Lines {
+			t.Fatalf("Read while writing: %d records, %v", n, err)
+		}
+	}
+	cancel()
+	wg.Wait()
+}

@@ -7,6 +7,14 @@ import (
 	"os"
 )
 
-func flock(f *os.File, lock bool) error {
+type lockMode int
+
+const (
+	unlock lockMode = iota
+	exclusive
+	shared
+)
+
+func flock(f *os.File, mode lockMode) error {
 	return errors.New("audit: file locking is implemented for Unix only")
 }

@@ -8,14 +8,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// flock takes or drops an exclusive lock on f. flock locks belong to the
-// open file, so two Writers in one process exclude each other as two
-// processes do.
-func flock(f *os.File, lock bool) error {
-	how := unix.LOCK_UN
-	if lock {
-		how = unix.LOCK_EX
-	}
+type lockMode int
+
+const (
+	unlock lockMode = iota
+	exclusive
+	shared
+)
+
+// flock takes or drops a lock on f. flock locks belong to the open file, so
+// two Writers in one process exclude each other as two processes do.
+func flock(f *os.File, mode lockMode) error {
+	how := map[lockMode]int{unlock: unix.LOCK_UN, exclusive: unix.LOCK_EX, shared: unix.LOCK_SH}[mode]
 	for {
 		err := unix.Flock(int(f.Fd()), how)
 		if err != unix.EINTR {

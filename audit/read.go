@@ -27,59 +27,45 @@ func (e *LineError) Error() string {
 func (e *LineError) Unwrap() error { return e.Err }
 
 // Read calls fn with every record of the log at path, in order: the rotated
-// files oldest first, then the current one. A line that is not a record is
-// skipped and reported at the end as a *LineError (the first one), so one
-// damaged line does not hide the rest; an unfinished last line of the
-// current file (a write in progress) is not a line yet and is skipped
-// silently. When fn returns an error, Read stops and returns it.
+// files oldest first, then the current one, as they stood when Read began.
+// A line that is not a record (a torn or damaged one) is skipped and
+// reported at the end as a *LineError, the first such, so one damaged line
+// does not hide the rest. When fn returns an error, Read stops and returns
+// it.
 func Read(path string, fn func(Record) error) error {
-	files, err := chainFiles(path)
+	snap, err := takeSnapshot(path)
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
+	defer snap.close()
+	if len(snap.files) == 0 {
 		return fmt.Errorf("audit: read %s: %w", path, fs.ErrNotExist)
 	}
-	var bad error
-	for i, name := range files {
-		current := i == len(files)-1 && name == path
-		err := readFile(name, current, fn, &bad)
+	var bad, stop error
+	for _, sf := range snap.files {
+		err := sf.lines(func(line []byte, n int, torn bool) bool {
+			var r Record
+			err := json.Unmarshal(line, &r)
+			if err == nil && torn {
+				err = errors.New("torn line: no newline at the end")
+			}
+			if err != nil {
+				if bad == nil {
+					bad = &LineError{File: sf.name, Line: n, Err: err}
+				}
+				return true
+			}
+			stop = fn(r)
+			return stop == nil
+		})
 		if err != nil {
 			return err
+		}
+		if stop != nil {
+			return stop
 		}
 	}
 	return bad
-}
-
-func readFile(name string, current bool, fn func(Record) error, bad *error) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return fmt.Errorf("audit: read: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	for ln := 1; ; ln++ {
-		line, err := br.ReadBytes('\n')
-		if err == io.EOF {
-			if len(line) > 0 && !current && *bad == nil {
-				*bad = &LineError{File: name, Line: ln, Err: errors.New("torn line: no newline at the end")}
-			}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("audit: read %s: %w", name, err)
-		}
-		var r Record
-		if err := json.Unmarshal(line, &r); err != nil {
-			if *bad == nil {
-				*bad = &LineError{File: name, Line: ln, Err: err}
-			}
-			continue
-		}
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
 }
 
 // followPoll is how often Follow looks for new lines.

@@ -1,12 +1,8 @@
 package audit
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 )
 
 // VerifyReport is what Verify found. Lines counts every line of the chain,
@@ -35,20 +31,26 @@ type VerifyReport struct {
 // line, and, when the head file is there, a tail cut off or a last line
 // changed. The error is for a log it could not read at all.
 func Verify(path string) (*VerifyReport, error) {
-	files, err := chainFiles(path)
+	snap, err := takeSnapshot(path)
 	if err != nil {
 		return nil, err
 	}
-	h, herr := readHead(path)
-	if len(files) == 0 && h == nil {
+	defer snap.close()
+	h, herr := snap.head, snap.headErr
+	if len(snap.files) == 0 && h == nil {
 		if herr != nil {
 			return nil, herr
 		}
 		return nil, fmt.Errorf("audit: verify %s: %w", path, fs.ErrNotExist)
 	}
 	v := &verifier{rep: VerifyReport{OK: true}, head: h}
-	for _, name := range files {
-		if err := v.file(name); err != nil {
+	for _, sf := range snap.files {
+		err := sf.lines(func(line []byte, n int, torn bool) bool {
+			v.rep.Lines++
+			v.line(where{n: v.rep.Lines, file: sf.name, line: n}, line, torn)
+			return true
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -117,29 +119,6 @@ func (v *verifier) resolvePending(lineChanged bool) {
 	}
 	at := v.pendBack
 	v.fail(at.n, at.file, at.line, fmt.Sprintf("line %d was changed: its hash is not the prev that line %d records", at.n, at.n+1))
-}
-
-func (v *verifier) file(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return fmt.Errorf("audit: verify: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	for ln := 1; ; ln++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) == 0 && err == io.EOF {
-			return nil
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("audit: verify %s: %w", name, err)
-		}
-		v.rep.Lines++
-		at := where{n: v.rep.Lines, file: name, line: ln}
-		torn := err == io.EOF // no newline at the end
-		line = bytes.TrimSuffix(line, []byte{'\n'})
-		v.line(at, line, torn)
-	}
 }
 
 func (v *verifier) line(at where, line []byte, torn bool) {

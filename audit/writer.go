@@ -104,10 +104,10 @@ func (w *Writer) Write(r *Record) error {
 	if w.closed {
 		return ErrClosed
 	}
-	if err := flock(w.lock, true); err != nil {
+	if err := flock(w.lock, exclusive); err != nil {
 		return fmt.Errorf("audit: lock %s: %w", lockPath(w.path), err)
 	}
-	defer flock(w.lock, false)
+	defer flock(w.lock, unlock)
 
 	end, err := w.tail()
 	if err != nil {
