@@ -494,7 +494,7 @@ func TestVerifyWhileWriting(t *testing.T) {
 				return
 			}
 			defer w.Close()
-			for i := 0; ctx.Err() == nil; i++ {
+			for i := 0; i < 1000 && ctx.Err() == nil; i++ {
 				if err := w.Write(sample(g*100000 + i)); err != nil {
 					t.Error(err)
 					return
@@ -502,9 +502,14 @@ func TestVerifyWhileWriting(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(time.Second)
-	runs := 0
-	for ; time.Now().Before(deadline) || runs < 20; runs++ {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
 		rep, err := Verify(path)
 		if err != nil {
 			t.Fatal(err)
@@ -514,9 +519,10 @@ func TestVerifyWhileWriting(t *testing.T) {
 		}
 		n := 0
 		if err := Read(path, func(Record) error { n++; return nil }); err != nil || n < rep.Lines {
+			cancel()
 			t.Fatalf("Read while writing: %d records, %v", n, err)
 		}
 	}
 	cancel()
-	wg.Wait()
+	<-done
 }
