@@ -556,9 +556,11 @@ func newFileInfo(name string, st *unix.Stat_t) *fileInfo {
 	}}
 }
 
-func (fi *fileInfo) Name() string       { return fi.name }
-func (fi *fileInfo) Size() int64        { return fi.sys.Size }
-func (fi *fileInfo) Mode() fs.FileMode  { return fi.mode }
-func (fi *fileInfo) ModTime() time.Time { return time.Unix(fi.sys.Mtim.Sec, fi.sys.Mtim.Nsec) }
-func (fi *fileInfo) IsDir() bool        { return fi.mode.IsDir() }
-func (fi *fileInfo) Sys() any           { return &fi.sys }
+func (fi *fileInfo) Name() string      { return fi.name }
+func (fi *fileInfo) Size() int64       { return fi.sys.Size }
+func (fi *fileInfo) Mode() fs.FileMode { return fi.mode }
+func (fi *fileInfo) ModTime() time.Time {
+	return time.Unix(int64(fi.sys.Mtim.Sec), int64(fi.sys.Mtim.Nsec))
+}
+func (fi *fileInfo) IsDir() bool { return fi.mode.IsDir() }
+func (fi *fileInfo) Sys() any    { return &fi.sys }
