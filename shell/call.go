@@ -91,7 +91,10 @@ func dangerousEnv(name string) bool {
 	switch name {
 	case "BASH_ENV", "ENV", "PATH", "CDPATH", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND",
 		"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "POSIXLY_CORRECT", "GCONV_PATH", "BASH_LOADABLES_PATH",
-		"EXECIGNORE", "HOME", "OLDPWD", "PWD", "TMPDIR", "GLOBIGNORE", "BASH_COMPAT", "INPUTRC", "NLSPATH", "LOCPATH":
+		"EXECIGNORE", "HOME", "OLDPWD", "PWD", "TMPDIR", "GLOBIGNORE", "BASH_COMPAT", "INPUTRC", "NLSPATH", "LOCPATH",
+		// Read by programs in the table as extra options, some of which run programs.
+		"TAR_OPTIONS", "GREP_OPTIONS", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "GZIP", "XZ_OPT", "XZ_DEFAULTS",
+		"BZIP", "BZIP2", "ZSTD_CLEVEL", "UNZIP", "UNZIPOPT", "TAPE", "SHELL":
 		return true
 	}
 	return strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_")

@@ -895,7 +895,8 @@ func runLn(a *analyzer, st *state, c *cmdCall) {
 	if len(ops) == 1 && len(values(opts, "t", "target-directory")) == 0 {
 		srcs, dst, into = ops, litField("."), true
 	} else {
-		srcs, dst, into, ok = a.destinations(st, c, opts, ops, has(opts, "T", "no-target-directory"))
+		// -n: a symlink to a folder is a name to replace, not a folder to enter.
+		srcs, dst, into, ok = a.destinations(st, c, opts, ops, has(opts, "T", "no-target-directory", "n", "no-dereference"))
 		if !ok {
 			return
 		}

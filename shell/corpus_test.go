@@ -44,6 +44,8 @@ func sampleVault(t testing.TB) string {
 		"notes/ext":      "../../outside",   // out of the vault
 		"write/tonotes":  "../notes",        // from the write zone into an edit zone
 		"notes/planlink": "../мета/план.md", // a file link
+		"notes/fd3":      "/proc/self/fd/3", // whatever the command binds to 3
+		"notes/out":      "/dev/stdout",
 	} {
 		if err := os.Symlink(target, filepath.Join(vault, link)); err != nil {
 			t.Fatal(err)
@@ -52,21 +54,41 @@ func sampleVault(t testing.TB) string {
 	return vault
 }
 
-// resolveOnDisk resolves the symlinks of the longest existing prefix.
+// resolveOnDisk resolves the symlinks of the longest existing prefix, as
+// Options.Resolve asks: it stops at a link into /proc or /dev (whose meaning
+// is the running command's descriptors, not this process's).
 func resolveOnDisk(abs string) string {
-	rest := ""
-	p := abs
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
+	parts := strings.Split(strings.TrimPrefix(filepath.Clean(abs), "/"), "/")
+	cur := "/"
+	for hops, i := 0, 0; i < len(parts); i++ {
+		if parts[i] == "" {
+			continue
 		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return abs
+		next := filepath.Join(cur, parts[i])
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...)
 		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		target, err := os.Readlink(next)
+		if err != nil || hops > 40 {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...)
+		}
+		hops++
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(cur, target)
+		}
+		target = filepath.Clean(target)
+		if strings.HasPrefix(target, "/proc/") || strings.HasPrefix(target, "/dev/") {
+			return filepath.Join(append([]string{target}, parts[i+1:]...)...)
+		}
+		parts = append(strings.Split(strings.TrimPrefix(target, "/"), "/"), parts[i+1:]...)
+		cur, i = "/", -1
 	}
+	return cur
 }
 
 func corpusOptions(vault string) Options {

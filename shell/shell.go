@@ -25,7 +25,11 @@ type Options struct {
 	Cwd   string // absolute working directory the command starts in (default Vault)
 	// Resolve returns the real absolute path of an absolute cleaned path,
 	// resolving the symlinks that exist on disk (the existing prefix; the rest
-	// appended). nil = no resolution.
+	// appended). nil = no resolution. It should stop at a link into /proc/*/fd,
+	// /proc/*/cwd, /proc/*/root or /dev/fd and return that path with the rest
+	// appended: resolved in the server's process such a link names the
+	// server's descriptor, not the command's. (A result that is not an
+	// absolute path, such as "pipe:[12]", is taken as unknown.)
 	Resolve func(abs string) string
 	// Stat reports what is on disk at an absolute path, without following a
 	// final symlink. It is the only file system access of the analysis besides

@@ -1017,6 +1017,11 @@ func (a *analyzer) resolveAbs(st *state, p string, follow bool) resolved {
 		} else if dir := filepath.Dir(p); dir != p {
 			q = filepath.Join(a.opts.Resolve(dir), filepath.Base(p))
 		}
+		if !filepath.IsAbs(q) || strings.Contains(q, ":[") || strings.HasPrefix(q, "anon_inode:") {
+			// A link through /proc/self/fd resolved in the analysing process
+			// says nothing about the command's descriptors.
+			return resolved{unknown: true}
+		}
 		q = filepath.Clean(q)
 		resolvedOnce = q
 		if q == p {
