@@ -3,16 +3,20 @@ module github.com/vaultgate/vaultgate
 go 1.26.0
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/google/jsonschema-go v0.4.2 // indirect
+	github.com/BurntSushi/toml v1.6.0
+	github.com/landlock-lsm/go-landlock v0.11.2
+	github.com/mark3labs/mcp-go v1.2.1
+	github.com/spf13/afero v1.15.0
+	golang.org/x/sys v0.50.0
+	golang.org/x/text v0.44.0
+	mvdan.cc/sh/v3 v3.14.1
+)
+
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
-	github.com/mark3labs/mcp-go v1.2.1 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
-	github.com/spf13/afero v1.15.0 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
-	golang.org/x/sys v0.50.0 // indirect
-	golang.org/x/text v0.44.0 // indirect
-	mvdan.cc/sh/v3 v3.14.1 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
