@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"sort"
@@ -96,6 +97,11 @@ func encodeBody(r *Record) ([]byte, error) {
 	b := bytes.TrimRight(e.buf.Bytes(), "\n")
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
 		return nil, errEncode
+	}
+	// slog writes a value it cannot marshal as a "!ERROR:" string; args
+	// that are not an object could not be read back, so refuse them.
+	if i := bytes.Index(b, []byte(`"args":"!ERROR:`)); i >= 0 {
+		return nil, fmt.Errorf("args cannot be written as JSON: %s", truncate(b[i+8:], 120))
 	}
 	return bytes.Clone(b[:len(b)-1]), nil
 }

@@ -1,0 +1,93 @@
+package audit
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestLinesBackward(t *testing.T) {
+	for _, text := range []string{
+		"", "\n", "a", "a\n", "a\nb\n", "a\nbb\nccc\n", "a\nbb\nccc", "\n\nxy\n",
+		strings.Repeat("0123456789\n", 5) + "tail",
+		"one very long line that spans many chunks of the reader\nshort\n",
+	} {
+		for _, chunk := range []int64{1, 2, 3, 7, 64 << 10} {
+			var got []string
+			err := linesBackward(strings.NewReader(text), int64(len(text)), chunk, func(l []byte) bool {
+				got = append(got, string(l))
+				return true
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The lines with a newline, last first.
+			var want []string
+			if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+				parts := strings.Split(text[:i], "\n")
+				for j := len(parts) - 1; j >= 0; j-- {
+					want = append(want, parts[j])
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("linesBackward(%q, chunk %d) = %q, want %q", text, chunk, got, want)
+			}
+		}
+	}
+}
+
+func TestLastLinkSkipsDamage(t *testing.T) {
+	path := testPath(t)
+	writeN(t, path, Options{}, 0, 3)
+	lines := readLines(t, path)
+	want := lineHash(bytes.TrimSuffix(lines[2], []byte("\n")))
+	b := append(bytes.Join(lines, nil), "garbage\n{\"torn"...)
+	l, ok, err := lastLink(bytes.NewReader(b), int64(len(b)))
+	if err != nil || !ok || l.Seq != 3 || l.Hash != want {
+		t.Fatalf("lastLink = %+v %v %v", l, ok, err)
+	}
+}
+
+func TestRecoverGarbledHead(t *testing.T) {
+	path := testPath(t)
+	writeN(t, path, Options{}, 0, 4)
+	os.WriteFile(headPath(path), []byte("not a head"), 0o600)
+	writeN(t, path, Options{}, 4, 2)
+	verifyOK(t, path, 6)
+}
+
+func TestHeadFixedWidth(t *testing.T) {
+	path := t.TempDir() + "/audit.jsonl"
+	for _, h := range []head{{}, {Lines: math.MaxInt64, Hash: strings.Repeat("f", 64), Size: math.MaxInt64}, {Lines: 3, Hash: strings.Repeat("a", 64), Size: 900}} {
+		if err := writeHead(path, h, false); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(headPath(path))
+		if len(b) != headWidth {
+			t.Errorf("head is %d bytes: %q", len(b), b)
+		}
+		got, err := readHead(path)
+		if err != nil || *got != h {
+			t.Errorf("readHead = %+v, %v; want %+v", got, err, h)
+		}
+	}
+}
+
+func TestUnencodableArgs(t *testing.T) {
+	path := testPath(t)
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Write(&Record{Tool: "x", Args: map[string]any{"n": math.NaN()}}); err == nil {
+		t.Fatal("Write of NaN args returned nil")
+	}
+	if err := w.Write(&Record{Tool: "x", DurationMS: math.Inf(1)}); err != nil {
+		t.Fatal(err)
+	}
+	verifyOK(t, path, 1)
+}
