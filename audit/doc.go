@@ -36,8 +36,10 @@
 // It must never log a file body, an edit string or a secret. Callers pass
 // [Body] in place of contents and redact Args before [Writer.Write]; the
 // writer masks every Options.Mask value wherever it would still appear in
-// the line. A failed write is an error, never a silent drop: the caller then
-// refuses the call (fail closed).
+// the line (as [masked], inside JSON strings only, so the line stays valid).
+// A failed write is an error, never a silent drop: the caller then refuses
+// the call (fail closed). Write returns once write(2) has put the line in the
+// kernel; Options.Sync adds an fsync per line for power cuts.
 //
 // Text from the log is agent-chosen: print it through [EscapeControl] so a
 // file name cannot repaint a terminal.
