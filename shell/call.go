@@ -20,6 +20,23 @@ type cmdCall struct {
 	noFn  bool // skip shell functions (command, exec, env…)
 }
 
+// dynamic reports an unknown word that may be, or split into, options and
+// more paths, whatever place the command gives it.
+func (c *cmdCall) dynamic() bool {
+	operands := false
+	for _, f := range c.args {
+		if s, ok := f.lit(); ok && s == "--" {
+			operands = true
+		}
+		// After "--" a quoted word is one operand; an unquoted one may
+		// still split into several.
+		if f.unknown && (!operands || !f.quoted) {
+			return true
+		}
+	}
+	return false
+}
+
 func (a *analyzer) call(st *state, ce *syntax.CallExpr, rs []*syntax.Redirect) {
 	if ce == nil {
 		a.bareRedirects(st, rs)

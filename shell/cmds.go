@@ -188,6 +188,9 @@ func runDate(a *analyzer, st *state, c *cmdCall) {
 	if !ok {
 		return
 	}
+	if c.dynamic() {
+		a.emit(Effect{Op: zones.OpRead, Unknown: true, Command: "date"})
+	}
 	a.emitPaths(st, values(opts, "f", "file", "r", "reference"), zones.OpRead, "date", pathOpts{follow: true})
 }
 
@@ -225,6 +228,9 @@ func runJq(a *analyzer, st *state, c *cmdCall) {
 	a.emitPaths(st, values(opts, "L"), zones.OpRead, "jq", pathOpts{follow: true, subtree: true})
 	if !has(opts, "f", "from-file") && len(ops) > 0 {
 		ops = ops[1:]
+	}
+	if c.dynamic() {
+		a.emit(Effect{Op: zones.OpRead, Unknown: true, Command: "jq"})
 	}
 	a.emitPaths(st, ops, zones.OpRead, "jq", pathOpts{follow: true})
 }
@@ -1288,6 +1294,9 @@ func runChmod(a *analyzer, st *state, c *cmdCall) {
 	if !mode && len(ops) > 0 {
 		ops = ops[1:]
 	}
+	if c.dynamic() {
+		a.emit(Effect{Op: zones.OpModify, Unknown: true, Command: c.name})
+	}
 	a.emitPaths(st, ops, zones.OpModify, c.name, pathOpts{follow: true, subtree: has(opts, "R", "recursive")})
 }
 
@@ -1301,6 +1310,9 @@ func runChown(a *analyzer, st *state, c *cmdCall) {
 		a.emitPaths(st, ref, zones.OpRead, c.name, pathOpts{follow: true})
 	} else if len(ops) > 0 {
 		ops = ops[1:]
+	}
+	if c.dynamic() {
+		a.emit(Effect{Op: zones.OpModify, Unknown: true, Command: c.name})
 	}
 	a.emitPaths(st, ops, zones.OpModify, c.name, pathOpts{follow: !has(opts, "h", "no-dereference"), subtree: has(opts, "R", "recursive")})
 }

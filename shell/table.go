@@ -41,6 +41,9 @@ func (s *simple) run(a *analyzer, st *state, c *cmdCall) {
 	if s.noPaths {
 		return
 	}
+	if c.dynamic() {
+		a.emit(Effect{Op: s.op, Unknown: true, Command: c.name})
+	}
 	if s.patternFirst && !has(opts, s.patOpts...) && len(ops) > 0 {
 		ops = ops[1:]
 	}
