@@ -78,13 +78,9 @@ func runInit(dir, out string, force bool) int {
 	if err != nil {
 		exe = "vaultgate"
 	}
-	snippet := map[string]any{"mcpServers": map[string]any{"vault": map[string]any{
-		"command": exe,
-		"args":    []string{"serve", "--config", out},
-		"env":     map[string]string{},
-	}}}
-	b, _ := json.MarshalIndent(snippet, "", "  ")
-	fmt.Fprintf(stdout, "\nAdd this to .mcp.json (secrets go in \"env\", never in \"args\"):\n%s\n", b)
+	mcpJSON, settingsJSON := claudeSnippets(exe, out)
+	fmt.Fprintf(stdout, "\nAdd this to .mcp.json (secrets go in \"env\", never in \"args\"):\n%s\n", mcpJSON)
+	fmt.Fprintf(stdout, "\nAnd this to .claude/settings.json (Claude Code's own writing tools off, no prompts,\nand the hook on every tool; \"|| exit 2\" makes a hook that can't start block the call):\n%s\n", settingsJSON)
 	fmt.Fprintf(stdout, "\nSee the zones:  vaultgate zones --config %s\n", shellQuote(out))
 	fmt.Fprintf(stdout, "Dry-run a call: vaultgate check --config %s delete '{\"path\":\"x.md\"}'\n", shellQuote(out))
 	return exitOK
@@ -137,4 +133,35 @@ func shellQuote(s string) string {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
 	return s
+}
+
+// claudeSnippets returns the .mcp.json and settings.json that make Claude
+// Code use vaultgate: the vault's tools over stdio, the built-in writing
+// tools denied, no permission prompts, and the hook judging every other tool.
+func claudeSnippets(exe, cfg string) (mcpJSON, settingsJSON []byte) {
+	mcpJSON, _ = json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"vault": map[string]any{
+		"command": exe,
+		"args":    []string{"serve", "--config", cfg},
+		"env":     map[string]string{},
+	}}}, "", "  ")
+	// Claude Code lets a call through when a hook command fails to start
+	// (exit 127) or dies with a code other than 2, and has no setting to
+	// fail closed; "|| exit 2" is that setting, in the shell it runs hooks in.
+	hook := shellQuote(exe) + " hook --config " + shellQuote(cfg) + " || exit 2"
+	entry := func(matcher string) []any {
+		return []any{map[string]any{"matcher": matcher, "hooks": []any{map[string]any{
+			"type": "command", "command": hook, "timeout": 30,
+		}}}}
+	}
+	settingsJSON, _ = json.MarshalIndent(map[string]any{
+		"permissions": map[string]any{
+			"deny":        []string{"Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"},
+			"defaultMode": "bypassPermissions",
+		},
+		"hooks": map[string]any{
+			"PreToolUse":  entry("*"),
+			"PostToolUse": entry("Read|Write|Edit|MultiEdit|NotebookEdit"),
+		},
+	}, "", "  ")
+	return mcpJSON, settingsJSON
 }

@@ -257,6 +257,39 @@ func TestInit(t *testing.T) {
 	if s := snippet.MCPServers["vault"]; strings.Join(s.Args, " ") != "serve --config "+cfgPath {
 		t.Errorf("snippet args: %v", s.Args)
 	}
+	// the settings snippet: built-in writers denied, no prompts, the hook on every tool
+	rest := out[start:]
+	settingsAt := strings.Index(rest, "settings.json")
+	var settings struct {
+		Permissions struct {
+			Deny        []string
+			DefaultMode string
+		}
+		Hooks map[string][]struct {
+			Matcher string
+			Hooks   []struct{ Type, Command string }
+		}
+	}
+	if settingsAt < 0 {
+		t.Fatalf("no settings snippet:\n%s", out)
+	}
+	jsonAt := strings.Index(rest[settingsAt:], "{")
+	if err := json.NewDecoder(strings.NewReader(rest[settingsAt+jsonAt:])).Decode(&settings); err != nil {
+		t.Fatalf("settings snippet: %v", err)
+	}
+	if strings.Join(settings.Permissions.Deny, ",") != "Bash,Write,Edit,MultiEdit,NotebookEdit" || settings.Permissions.DefaultMode != "bypassPermissions" {
+		t.Errorf("permissions: %+v", settings.Permissions)
+	}
+	pre := settings.Hooks["PreToolUse"]
+	if len(pre) != 1 || pre[0].Matcher != "*" || !strings.HasSuffix(pre[0].Hooks[0].Command, " || exit 2") {
+		t.Fatalf("PreToolUse hook: %+v", pre)
+	}
+	// the failure policy works: a hook binary that can't start blocks (2), not 127
+	missing := strings.Replace(pre[0].Hooks[0].Command, snippet.MCPServers["vault"].Command, "/nonexistent/vaultgate", 1)
+	err := exec.Command("sh", "-c", missing).Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("a missing hook binary: %v, want exit 2", err)
+	}
 	// the written config loads, and serves the vault it names
 	out, errOut, code = runCLI(t, "zones", "--config", cfgPath, "--colour", "never")
 	if code != 0 || !strings.Contains(out, ".obsidian/  [protected") {
