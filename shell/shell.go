@@ -273,6 +273,7 @@ func Analyze(command string, opts Options) (an *Analysis, err error) {
 	a := newAnalyzer(opts)
 	st := a.initialState()
 	a.script(st, command, 0)
+	a.background(st)
 	if a.refusal != nil {
 		return nil, a.refusal
 	}

@@ -38,6 +38,13 @@ type analyzer struct {
 	// Names this command hard-linked to an existing file: a later write to
 	// one changes that file, so it is a modify, never a create.
 	linked map[string]bool
+	// Statements run in the background, with the state they started from.
+	bg []bgJob
+}
+
+type bgJob struct {
+	s  *syntax.Stmt
+	st *state
 }
 
 func newAnalyzer(opts Options) *analyzer {
@@ -389,6 +396,7 @@ func (a *analyzer) stmt(st *state, s *syntax.Stmt) {
 		// It runs alongside what follows: analyse it as a subshell, then
 		// again if what follows changed the file system under it.
 		c := st.clone()
+		a.bg = append(a.bg, bgJob{s: s, st: st.clone()})
 		a.stmtCmd(c, s)
 		st.foldFS(c)
 		return
@@ -1336,4 +1344,35 @@ func stripTabs(s string) string {
 		lines[i] = strings.TrimLeft(l, "\t")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// background analyses each background statement again with the links the
+// whole script made: it may run after any of them.
+func (a *analyzer) background(final *state) {
+	for i := 0; i < len(a.bg) && i < 256 && !a.stop(); i++ {
+		j := a.bg[i]
+		c := j.st.clone()
+		c.foldFS(final)
+		if sameFSState(c, j.st) {
+			continue
+		}
+		a.stmtCmd(c, j.s)
+	}
+}
+
+func sameFSState(x, y *state) bool {
+	if len(x.links) != len(y.links) || len(x.taint) != len(y.taint) {
+		return false
+	}
+	for k, v := range x.links {
+		if w, ok := y.links[k]; !ok || w != v {
+			return false
+		}
+	}
+	for k, v := range x.taint {
+		if w, ok := y.taint[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
