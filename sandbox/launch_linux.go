@@ -21,6 +21,9 @@ type launchSpec struct {
 	dir   string
 	attr  syscall.SysProcAttr
 	files []*os.File // inherited as fd 3 and up
+	// walled: the wall's helper, which must never run without the
+	// namespaces it was asked for (no fallback to the sweep).
+	walled bool
 }
 
 // bashCandidates are the only places bash is taken from: never the child's

@@ -44,6 +44,10 @@ type Request struct {
 	// the first and the last half, with a notice of what was cut between
 	// them. 0 is DefaultMaxOutput.
 	MaxOutput int
+	// Wall, when set, runs the command inside the OS wall built from the
+	// zone table (see Wall and WallConfig); nil runs it on the analysis
+	// alone, contained but not walled.
+	Wall *WallConfig
 
 	contain containMode // tests force the fallback with it
 }
@@ -62,10 +66,13 @@ type Result struct {
 	Truncated            bool
 	StdoutCut, StderrCut int64
 	Duration             time.Duration
-	// Isolation names the process-containment layers that held the call:
-	// "pidns" (a new pid namespace), "userns" (a user namespace, to get
-	// the pid namespace when not root) or "sweep" (no namespace could be
-	// had: the call's processes were found in /proc and killed).
+	// Isolation names the layers that held the call: "pidns" (a new pid
+	// namespace), "userns" (a user namespace, to get the pid namespace
+	// when not root) or "sweep" (no namespace could be had: the call's
+	// processes were found in /proc and killed); then the wall's layers,
+	// when it was up: "mountns", "ipcns", "utsns", "netns",
+	// "landlock-abiN", "nonewprivs", "caps-dropped", "rlimits",
+	// "pidmax-N", "uid:NAME".
 	Isolation []string
 }
 
@@ -97,7 +104,14 @@ func Run(ctx context.Context, r Request) (Result, error) {
 		// can write here any more.
 		defer os.RemoveAll(home)
 	}
+	var wall *Wall
+	if r.Wall != nil {
+		if wall, err = buildWallFor(r.Wall, home); err != nil {
+			return Result{}, err
+		}
+	}
 	c := call{
+		wall:    wall,
 		command: r.Command,
 		dir:     r.Dir,
 		env:     mergeEnv(BuildEnv(r.Env, r.Environ, home), secretVars),
@@ -138,8 +152,23 @@ func (r *Request) check() error {
 	return nil
 }
 
+// buildWallFor builds the call's wall and resolves its user.
+func buildWallFor(cfg *WallConfig, home string) (*Wall, error) {
+	w, err := BuildWall(cfg, home)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.RunAs != "" {
+		if w.RunAs, err = lookupUser(cfg.RunAs); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
 // call is a checked Request, ready to run.
 type call struct {
+	wall    *Wall // nil: no wall
 	command string
 	dir     string
 	env     []string

@@ -27,6 +27,22 @@ func run(ctx context.Context, c *call) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var status *os.File
+	if c.wall != nil {
+		undo, err := makePlaceholders(c.wall.Placeholders)
+		if err != nil {
+			return Result{}, err
+		}
+		// Every process of the call has ended when run returns.
+		defer undo()
+		var closeChild func()
+		spec, status, closeChild, err = wallLaunch(c, spec)
+		if err != nil {
+			return Result{}, err
+		}
+		defer closeChild()
+		defer status.Close()
+	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: stdin: %w", err)
@@ -55,6 +71,14 @@ func run(ctx context.Context, c *call) (Result, error) {
 	outW.Close()
 	errW.Close()
 	cont.started(cmd.Process)
+	var wallErr chan error
+	if status != nil {
+		for _, f := range spec.files {
+			f.Close()
+		}
+		wallErr = make(chan error, 1)
+		go func() { wallErr <- readStatus(status) }()
+	}
 
 	slack := maxSecretLen(c.secrets) + utf8.UTFMax
 	stdout, stderr := newCapture(c.max, slack), newCapture(c.max, slack)
@@ -85,6 +109,17 @@ func run(ctx context.Context, c *call) (Result, error) {
 	readers.Wait()
 
 	res := Result{Duration: time.Since(begin), Isolation: cont.layers()}
+	if wallErr != nil {
+		// The helper's status pipe closes at its exec (or its death),
+		// long before bash has been reaped.
+		if err := <-wallErr; err != nil && !timedOut && !cancelled {
+			return Result{ExitCode: -1, Duration: res.Duration}, fmt.Errorf("sandbox: %w", err)
+		} else if err != nil {
+			res.Isolation = append(res.Isolation, "wall-failed")
+		} else {
+			res.Isolation = append(res.Isolation, wallLayers(c.wall)...)
+		}
+	}
 	res.Stdout, res.StdoutCut = stdout.text(c.secrets)
 	res.Stderr, res.StderrCut = stderr.text(c.secrets)
 	res.Truncated = res.StdoutCut > 0 || res.StderrCut > 0
@@ -102,7 +137,7 @@ func run(ctx context.Context, c *call) (Result, error) {
 // start starts bash contained as mode says: in a pid namespace where the
 // kernel allows one, else (or when forced) with the sweep.
 func start(mode containMode, spec launchSpec, stdin, stdout, stderr *os.File, reads []*os.File) (containment, *exec.Cmd, error) {
-	if mode == containAuto {
+	if mode == containAuto || spec.walled {
 		ns := &pidNamespace{}
 		s := spec
 		ns.prepare(&s)
@@ -111,7 +146,7 @@ func start(mode containMode, spec launchSpec, stdin, stdout, stderr *os.File, re
 		if err == nil {
 			return ns, cmd, nil
 		}
-		if !cloneRefused(err) {
+		if !cloneRefused(err) || spec.walled {
 			return nil, nil, fmt.Errorf("sandbox: start bash: %w", err)
 		}
 		// No process ran: the same command can start again with the sweep.

@@ -40,6 +40,9 @@ func main() {
 var stdout, stderr io.Writer = os.Stdout, os.Stderr
 
 func run(args []string, out, errw io.Writer) int {
+	if code, ok := wallHelper(args); ok {
+		return code
+	}
 	stdout, stderr = out, errw
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package sandbox
+
+import "errors"
+
+// HelperArg is argv[1] of the vaultgate binary re-executed as the wall's helper.
+const HelperArg = "-vaultgate-wall-helper"
+
+// IsHelper reports whether this process was started as the wall's helper.
+func IsHelper(args []string) bool { return len(args) > 1 && args[1] == HelperArg }
+
+// Helper is the wall's helper; there is none off Linux.
+func Helper() int { return 125 }
+
+// ProbeWall reports that no layer of the wall exists off Linux.
+func ProbeWall() Probe {
+	return Probe{Missing: map[string]string{"mount namespace": "not Linux"}}
+}
+
+func lookupUser(name string) (*User, error) { return nil, errors.New("sandbox: run_as needs Linux") }
