@@ -154,6 +154,9 @@ func (w ExecWhy) String() string {
 	return "unknown"
 }
 
+// MarshalText makes the code print by name in JSON.
+func (w ExecWhy) MarshalText() ([]byte, error) { return []byte(w.String()), nil }
+
 // RefusalCode says why a command is denied outright.
 type RefusalCode uint8
 
@@ -175,6 +178,9 @@ func (c RefusalCode) String() string {
 	}
 	return "unknown"
 }
+
+// MarshalText makes the code print by name in JSON.
+func (c RefusalCode) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
 // Refusal is the typed error for a command that is denied outright.
 type Refusal struct {

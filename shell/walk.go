@@ -791,20 +791,20 @@ func (a *analyzer) arithWord(st *state, w *syntax.Word) {
 			if isArithNumber(p.Value) {
 				return
 			}
-			if validName(p.Value) {
-				if v := st.vars[p.Value]; v != nil && v.numeric {
-					return
-				}
+			if validName(p.Value) && numericParam(st, p.Value) {
+				return
 			}
 		case *syntax.ParamExp:
-			if p.Short || simpleParam(p) {
-				if p.Param != nil && p.Index == nil {
-					if v := st.vars[p.Param.Value]; v != nil && v.numeric {
-						return
-					}
-					if p.Param.Value == "#" || p.Param.Value == "?" || p.Param.Value == "$" || p.Param.Value == "!" {
-						return
-					}
+			if p.Length && p.Exp == nil && p.Slice == nil && p.Repl == nil && (p.Index == nil || allIndex(p.Index)) {
+				return // ${#x} and ${#a[@]} are numbers
+			}
+			if (p.Short || simpleParam(p)) && p.Param != nil && p.Index == nil && numericParam(st, p.Param.Value) {
+				return
+			}
+		case *syntax.DblQuoted:
+			if len(p.Parts) == 1 {
+				if q, ok := p.Parts[0].(*syntax.ParamExp); ok && simpleParam(q) && q.Param != nil && q.Index == nil && numericParam(st, q.Param.Value) {
+					return
 				}
 			}
 		}
@@ -1375,4 +1375,17 @@ func sameFSState(x, y *state) bool {
 		}
 	}
 	return true
+}
+
+// numericParam: a variable known to hold a number, or one of bash's own
+// integer variables that the command has not assigned.
+func numericParam(st *state, name string) bool {
+	if v, ok := st.vars[name]; ok {
+		return v != nil && v.numeric
+	}
+	switch name {
+	case "#", "?", "$", "!", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID", "UID", "EUID", "SRANDOM", "EPOCHSECONDS":
+		return true
+	}
+	return false
 }
