@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -418,6 +419,18 @@ func (c *Config) bash(prefix string, b bashFile) (Bash, error) {
 			return Bash{}, fail("env", fmt.Errorf("%q is not a variable name", e))
 		}
 	}
+	if b.RunAs != "" {
+		// Switching users needs root; a run_as the server can't honour
+		// would otherwise be a silent no-op, or bash refused at every call.
+		if euid := geteuid(); euid != 0 {
+			return Bash{}, fail("run_as", fmt.Errorf("%q: switching to another user needs the server to run as root (it runs as uid %d); remove run_as to use a user namespace instead", b.RunAs, euid))
+		}
+		if u, err := user.Lookup(b.RunAs); err != nil {
+			return Bash{}, fail("run_as", fmt.Errorf("%q: %w", b.RunAs, err))
+		} else if u.Uid == "0" {
+			return Bash{}, fail("run_as", fmt.Errorf("%q is root: give an unprivileged user", b.RunAs))
+		}
+	}
 	for _, a := range b.Allow {
 		if a == "" || strings.ContainsRune(a, '/') {
 			return Bash{}, fail("allow", fmt.Errorf("%q: give a program's name, not a path", a))
@@ -442,6 +455,9 @@ func (c *Config) bash(prefix string, b bashFile) (Bash, error) {
 	}
 	return out, nil
 }
+
+// geteuid is os.Geteuid; tests stand in for a server that is not root.
+var geteuid = os.Geteuid
 
 func validEnvName(s string) bool {
 	if s == "" {

@@ -33,18 +33,27 @@ func bashTool(b *config.Bash) Tool {
 	}
 }
 
-// Wall reports whether bash calls of this agent run inside the OS wall, or
-// an error naming what is missing when the wall is required. The wall
-// itself is not part of this build yet, so "required" refuses and
-// "best-effort" runs with process containment only.
-func bashWall(b *config.Bash) (walled bool, err error) {
-	if b.Wall == config.WallRequired {
-		return false, errWallMissing
+// bashWall says whether this agent's bash calls run inside the OS wall,
+// and with which layers (probed once per process). "required" needs every
+// layer and otherwise returns an error naming what is missing;
+// "best-effort" raises what there is (the audit's wall field lists it);
+// "off" runs on the analysis alone. A wall counts as up, so that exec
+// effects may run, only when its new root is: without it hidden zones
+// can't be hidden.
+func bashWall(b *config.Bash) (*sandbox.WallConfig, error) {
+	if b.Wall == config.WallOff {
+		return nil, nil
 	}
-	return false, nil
+	required := b.Wall == config.WallRequired
+	layers, err := sandbox.ProbeWall().For(b.Network, b.RunAs != "", required)
+	if err != nil {
+		return nil, err
+	}
+	if !layers.Mount {
+		return nil, nil
+	}
+	return &sandbox.WallConfig{Network: b.Network, RunAs: b.RunAs, Required: required, Layers: layers}, nil
 }
-
-var errWallMissing = errors.New("wall missing")
 
 func planBash(s *Set, a args) (*Plan, error) {
 	b := s.Bash
@@ -63,10 +72,13 @@ func planBash(s *Set, a args) (*Plan, error) {
 	}
 	an := plan.analysis
 	root := s.Vault.Root
-	walled, wallErr := bashWall(b)
-	plan.Walled = walled
+	wall, wallErr := bashWall(b)
+	if wall != nil {
+		wall.Zones = s.Zones
+		plan.Walled = true
+	}
 	if wallErr != nil {
-		plan.Refusal = &policy.Deny{Rule: "bash", Reason: policy.Phrase(s.Lang, "bash.wallRequired")}
+		plan.Refusal = &policy.Deny{Rule: "bash", Reason: policy.Phrase(s.Lang, "bash.wallRequired", wallErr.Error())}
 	}
 	secrets := make([]sandbox.Secret, 0, len(b.Secrets))
 	for _, sec := range b.Secrets {
@@ -83,6 +95,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 			Programs: an.Programs,
 			Secrets:  secrets,
 			Timeout:  timeout,
+			Wall:     wall,
 		})
 		if err != nil && res.Duration == 0 {
 			return nil, err
@@ -228,7 +241,7 @@ func init() {
 		"bash.privilege":              {`bash: %q is refused: vaultgate never runs commands with other privileges (sudo, su, doas).`, `bash: %q запрещена: vaultgate никогда не выполняет команды с чужими правами (sudo, su, doas).`},
 		"bash.tooLarge":               {`bash: the command is over %d KiB; split it into smaller commands.`, `bash: команда длиннее %d КиБ; разбейте её на команды поменьше.`},
 		"bash.tooDeep":                {`bash: the command nests shells and wrappers too deeply (%s); write it plainly.`, `bash: в команде слишком глубоко вложены оболочки и обёртки (%s); напишите её проще.`},
-		"bash.wallRequired":           {`bash is off: the config requires the OS wall around bash (wall = "required"), and it is not available in this build. A person can set [bash] wall = "off" to run commands on the analysis alone; until then use the file tools.`, `bash выключен: конфигурация требует защитную стенку ОС вокруг bash (wall = "required"), а в этой сборке её нет. Человек может задать [bash] wall = "off", чтобы выполнять команды только после анализа; пока используйте файловые инструменты.`},
+		"bash.wallRequired":           {`bash is off: the config requires the OS wall around bash (wall = "required"), and it can't be raised here: %s. A person can set [bash] wall = "best-effort" or "off" to run commands with less; until then use the file tools.`, `bash выключен: конфигурация требует защитную стенку ОС вокруг bash (wall = "required"), а здесь её не поднять: %s. Человек может задать [bash] wall = "best-effort" или "off", чтобы выполнять команды с меньшей защитой; пока используйте файловые инструменты.`},
 		"bash.why.interpreter":        {"an interpreter runs code of its own", "интерпретатор выполняет свой код"},
 		"bash.why.version-control":    {"git runs a repository's hooks and config", "git выполняет хуки и настройки репозитория"},
 		"bash.why.build-tool":         {"a build tool runs project scripts", "сборщик выполняет скрипты проекта"},
