@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -25,9 +26,22 @@ type CallerFunc func(ctx context.Context) (Caller, error)
 // MCP builds the MCP server for an agent: one tool per tool of its set, each
 // handler a thin call into Gate.Call.
 func (g *Gate) MCP(p *config.Policy, caller CallerFunc) *mcpserver.MCPServer {
+	hooks := &mcpserver.Hooks{}
+	// mcp-go answers a call of a tool it does not have by itself, before
+	// any handler: audit it here, so that every call is a line.
+	hooks.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, message any, err error) {
+		req, ok := message.(*mcp.CallToolRequest)
+		if method != mcp.MethodToolsCall || !ok || !errors.Is(err, mcpserver.ErrToolNotFound) {
+			return
+		}
+		if c, cerr := caller(ctx); cerr == nil {
+			g.Call(ctx, c, req.Params.Name, req.Params.Arguments, false)
+		}
+	})
 	s := mcpserver.NewMCPServer("vaultgate", Version,
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithInstructions(instructions(p)),
+		mcpserver.WithHooks(hooks),
 	)
 	set := g.ToolSet(Caller{Policy: p})
 	for _, t := range set.Tools() {

@@ -309,3 +309,17 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Errorf("%d records, want 48", n)
 	}
 }
+
+func TestUnknownToolIsAudited(t *testing.T) {
+	e := newEnv(t, memVault(t), Options{})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "format_disk"
+	req.Params.Arguments = map[string]any{"path": "/"}
+	if _, err := e.client.CallTool(context.Background(), req); err == nil {
+		t.Error("an unknown tool answered")
+	}
+	r := e.lastRecord()
+	if r["tool"] != "format_disk" || r["decision"] != "error" || !strings.Contains(fmt.Sprint(r["error"]), "unknown tool") {
+		t.Errorf("record: %v", r)
+	}
+}
