@@ -20,8 +20,9 @@ type Effect struct {
 
 	// Source and SourceZone say where a move-in's or link's content comes
 	// from, for the laundering check.
-	Source     string
-	SourceZone zones.Mode
+	Source        string
+	SourceZone    zones.Mode
+	SourceUnknown bool // the content's origin can't be known: judged as no zone
 
 	Exists    bool      // Path exists now: a move-in over it is a modify
 	Size      int64     // for read-before-write: the file as it is now
@@ -135,7 +136,10 @@ func Zoned(t *zones.Table, effects []Effect) {
 		if !e.Unknown && e.Path != "" {
 			e.Zone = t.Zone(e.Path)
 		}
-		if e.Source != "" {
+		switch {
+		case e.SourceUnknown:
+			e.SourceZone = zones.NoZone // never laundered, never linked
+		case e.Source != "":
 			e.SourceZone = t.Zone(e.Source)
 		}
 	}

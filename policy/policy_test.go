@@ -261,3 +261,14 @@ func TestBashRule(t *testing.T) {
 		t.Errorf("refusal: %v", d)
 	}
 }
+
+func TestUnknownSourceNeverLaunders(t *testing.T) {
+	tab, _ := zones.New("/v", []zones.Entry{{Path: ".", Mode: zones.Write}}, zones.Options{})
+	for _, op := range []zones.Op{zones.OpMoveIn, zones.OpLink} {
+		e := []Effect{{Op: op, Path: "a", SourceUnknown: true}}
+		Zoned(tab, e)
+		if d := Builtin(false).Judge(&ToolCall{Tool: "bash", Effects: e, Zones: tab}); d == nil {
+			t.Errorf("%s from an unknown source into a write zone was allowed", op)
+		}
+	}
+}

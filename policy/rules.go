@@ -90,11 +90,11 @@ func checkEffect(c *ToolCall, e *Effect) *Deny {
 	}
 	switch e.Op {
 	case zones.OpMoveIn:
-		if e.Source != "" && zones.Launders(e.SourceZone, e.Zone) {
+		if (e.Source != "" || e.SourceUnknown) && zones.Launders(e.SourceZone, e.Zone) {
 			return deny("launder", "", e.Path, e.SourceZone, e.Zone, "", e.Source)
 		}
 	case zones.OpLink:
-		if e.Source == "" || e.SourceZone != zones.Write {
+		if e.SourceUnknown || e.Source == "" || e.SourceZone != zones.Write {
 			return deny("linkSource", "", e.Path, e.SourceZone, "", "", e.Source)
 		}
 	case zones.OpDelete, zones.OpMoveOut:

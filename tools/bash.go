@@ -164,7 +164,7 @@ func (s *Set) bashEffect(e shell.Effect) policy.Effect {
 	if e.Source != "" {
 		pe.Source = s.vaultPath(e.Source)
 	} else if e.Op == zones.OpLink || e.Op == zones.OpMoveIn {
-		pe.Source = "?" // unknown source: judged as no zone, so never laundered
+		pe.SourceUnknown = true
 	}
 	return pe
 }
