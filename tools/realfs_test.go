@@ -48,7 +48,7 @@ func realVault(t *testing.T) (*Set, string) {
 		{Path: "мета/бобер", Mode: zones.Write}, {Path: "секрет", Mode: zones.Hidden},
 	}, zones.Options{})
 	must(err)
-	rfs, err := OpenRootFs(root)
+	rfs, err := OpenNoFollowFs(root) // the production Fs
 	must(err)
 	t.Cleanup(func() { rfs.Close() })
 	return &Set{Vault: &Vault{Root: root, Fs: rfs}, Zones: tab, Lang: "en", State: policy.NewState()}, root
