@@ -667,9 +667,8 @@ func dropCaps() error {
 }
 
 func switchUser(u *User) error {
-	if err := unix.Prctl(unix.PR_SET_KEEPCAPS, 0, 0, 0, 0); err != nil {
-		return err
-	}
+	// keep_caps is off (and locked so by dropBounding when the caps layer
+	// is up): the switch clears every capability.
 	if err := syscall.Setgroups([]int{}); err != nil {
 		return fmt.Errorf("setgroups: %w", err)
 	}
