@@ -839,6 +839,12 @@ func runCp(a *analyzer, st *state, c *cmdCall) {
 		}
 		sub := rec && (sr.unknown || sr.subtree || info.Dir)
 		a.emitResolved(sr, zones.OpRead, c.name, pathOpts{subtree: sub})
+		for _, e := range a.globEscapes(st, s, sr) {
+			a.emitResolved(e, zones.OpRead, c.name, pathOpts{subtree: sub})
+		}
+		if sub && has(opts, "L", "dereference") {
+			a.emit(Effect{Op: zones.OpRead, Unknown: true, Command: c.name})
+		}
 		dr := a.resolve(st, d, true)
 		if hard {
 			src := ""
@@ -852,6 +858,9 @@ func runCp(a *analyzer, st *state, c *cmdCall) {
 			continue
 		}
 		a.emitResolved(dr, zones.OpCreate, c.name, pathOpts{subtree: sub, mode: orCreate})
+		for _, e := range a.globEscapes(st, d, dr) {
+			a.emitResolved(e, zones.OpCreate, c.name, pathOpts{subtree: sub, mode: orCreate})
+		}
 		if !dr.unknown && !dr.none && (sub || nodef && !sr.unknown && !sr.none && a.opts.Stat(filepath.Clean(s.s)).Link) {
 			st.taint[dr.abs] = st.taint[dr.abs] || nodef && !sub
 		}
@@ -1314,6 +1323,9 @@ func runChown(a *analyzer, st *state, c *cmdCall) {
 	if c.dynamic() {
 		a.emit(Effect{Op: zones.OpModify, Unknown: true, Command: c.name})
 	}
+	if has(opts, "R", "recursive") && has(opts, "L", "dereference") {
+		a.emit(Effect{Op: zones.OpModify, Unknown: true, Command: c.name})
+	}
 	a.emitPaths(st, ops, zones.OpModify, c.name, pathOpts{follow: !has(opts, "h", "no-dereference"), subtree: has(opts, "R", "recursive")})
 }
 
@@ -1386,6 +1398,9 @@ func runTar(a *analyzer, st *state, c *cmdCall) {
 		}
 	case has(opts, "c", "create", "r", "append", "u", "update", "A", "concatenate", "catenate"):
 		a.emitPaths(st, archive, zones.OpCreate, "tar", pathOpts{follow: true, mode: orCreate})
+		if has(opts, "h", "dereference") {
+			a.emit(Effect{Op: zones.OpRead, Unknown: true, Command: "tar"})
+		}
 		a.tarMembers(st, dir, ops)
 	default:
 		a.exec(st, "tar", UnknownOption, "tar (no mode)")
@@ -1446,6 +1461,9 @@ func runRsync(a *analyzer, st *state, c *cmdCall) {
 	a.emitPaths(st, values(opts, "exclude-from", "include-from"), zones.OpRead, "rsync", pathOpts{follow: true})
 	srcs, dst := ops[:len(ops)-1], ops[len(ops)-1]
 	a.emitPaths(st, srcs, zones.OpRead, "rsync", pathOpts{follow: true, subtree: true})
+	if has(opts, "L", "copy-links") {
+		a.emit(Effect{Op: zones.OpRead, Unknown: true, Command: "rsync"})
+	}
 	if has(opts, "n", "dry-run") {
 		return
 	}
@@ -1493,6 +1511,20 @@ func runFind(a *analyzer, st *state, c *cmdCall) {
 			continue
 		}
 		break
+	}
+	follow := false
+	for _, f := range args[:i] {
+		if s, _ := f.lit(); s == "-L" {
+			follow = true
+		}
+	}
+	for _, f := range args {
+		if s, _ := f.lit(); s == "-follow" {
+			follow = true
+		}
+	}
+	if follow {
+		a.emit(Effect{Op: zones.OpRead, Unknown: true, Command: "find"})
 	}
 	var starts []field
 	for i < len(args) {
@@ -1594,7 +1626,7 @@ func (a *analyzer) findExec(st *state, c *cmdCall, cmd []field, starts []field, 
 					continue
 				}
 				base := strings.TrimRight(s.s, "/")
-				args = append(args, field{s: base + "/*", meta: len(base) + 1})
+				args = append(args, field{s: base + "/*", meta: len(base) + 1, deep: true})
 				continue
 			}
 			args = append(args, f)

@@ -27,7 +27,7 @@ func sampleVault(t testing.TB) string {
 		t.Fatal(err)
 	}
 	vault := filepath.Join(root, "vault")
-	for _, d := range []string{"notes/sub", "мета/бобер", "💬 чаты", ".obsidian", "write/d", "empty", "../outside"} {
+	for _, d := range []string{"notes/sub", "мета/бобер", "💬 чаты", ".obsidian", "write/d", "empty", "fd", "../outside"} {
 		if err := os.MkdirAll(filepath.Join(vault, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -44,8 +44,8 @@ func sampleVault(t testing.TB) string {
 		"notes/ext":      "../../outside",   // out of the vault
 		"write/tonotes":  "../notes",        // from the write zone into an edit zone
 		"notes/planlink": "../мета/план.md", // a file link
-		"notes/fd3":      "/proc/self/fd/3", // whatever the command binds to 3
-		"notes/out":      "/dev/stdout",
+		"fd/3":           "/proc/self/fd/3", // whatever the command binds to 3
+		"fd/out":         "/dev/stdout",
 	} {
 		if err := os.Symlink(target, filepath.Join(vault, link)); err != nil {
 			t.Fatal(err)

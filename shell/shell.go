@@ -34,7 +34,11 @@ type Options struct {
 	// Stat reports what is on disk at an absolute path, without following a
 	// final symlink. It is the only file system access of the analysis besides
 	// Resolve. nil = os.Lstat.
-	Stat     func(abs string) FileInfo
+	Stat func(abs string) FileInfo
+	// ReadDir lists the names in a folder (nil when it can't). A glob's
+	// matches that are symlinks lead out of its folder, so the analysis
+	// expands globs for the ops that follow links. nil = os.ReadDir.
+	ReadDir  func(abs string) []string
 	MaxDepth int // wrapper/nesting depth limit; 0 = DefaultMaxDepth
 }
 
@@ -43,6 +47,18 @@ type FileInfo struct {
 	Exists bool
 	Dir    bool // a folder (not a symlink to one)
 	Link   bool // a symlink
+}
+
+func readDir(abs string) []string {
+	es, err := os.ReadDir(abs)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.Name()
+	}
+	return names
 }
 
 func lstat(abs string) FileInfo {
@@ -244,6 +260,9 @@ func Analyze(command string, opts Options) (an *Analysis, err error) {
 	if opts.Stat == nil {
 		opts.Stat = lstat
 	}
+	if opts.ReadDir == nil {
+		opts.ReadDir = readDir
+	}
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = DefaultMaxDepth
 	}
@@ -264,6 +283,16 @@ func Analyze(command string, opts Options) (an *Analysis, err error) {
 			stats[p] = fi
 		}
 		return fi
+	}
+	list := opts.ReadDir
+	dirs := map[string][]string{}
+	opts.ReadDir = func(p string) []string {
+		names, ok := dirs[p]
+		if !ok {
+			names = list(p)
+			dirs[p] = names
+		}
+		return names
 	}
 	if resolve != nil {
 		reals := map[string]string{}

@@ -11,6 +11,7 @@ type simple struct {
 	spec         optSpec
 	op           zones.Op
 	recursive    []string // options that make operands whole subtrees
+	follows      []string // options that make the recursion follow symlinks
 	alwaysSub    bool     // operands are always subtrees (du, rg)
 	cwdIfNone    bool     // no path operand means the working directory
 	cwdIfRec     bool     // ... when recursive (grep -r)
@@ -52,6 +53,10 @@ func (s *simple) run(a *analyzer, st *state, c *cmdCall) {
 		ops = ops[:s.lastWrite-1]
 	}
 	sub := s.alwaysSub || has(opts, s.recursive...)
+	if sub && has(opts, s.follows...) {
+		// Links inside the tree lead anywhere.
+		a.emit(Effect{Op: s.op, Unknown: true, Command: c.name})
+	}
 	if len(ops) == 0 && (s.cwdIfNone || s.cwdIfRec && sub) {
 		ops = []field{litField(".")}
 	}
@@ -97,6 +102,7 @@ func init() {
 			"before-context= context= binary")
 	grep.recursive = []string{"r", "R", "recursive", "dereference-recursive"}
 	grep.cwdIfRec = true
+	grep.follows = []string{"R", "dereference-recursive"}
 	grep.patternFirst, grep.patOpts = true, []string{"e", "f", "regexp", "file"}
 	grep.readOpts = []string{"f", "file", "exclude-from"}
 	add(grep, "grep", "egrep", "fgrep")
@@ -108,6 +114,7 @@ func init() {
 			"null stats no-messages unrestricted threads= max-filesize= binary no-ignore-vcs no-config pre= pre-glob= search-zip "+
 			"ignore-file= count-matches passthru byte-offset engine= encoding= crlf")
 	rg.alwaysSub, rg.cwdIfNone = true, true
+	rg.follows = []string{"L", "follow"}
 	rg.patternFirst, rg.patOpts = true, []string{"e", "f", "regexp", "file", "files", "type-list"}
 	rg.readOpts = []string{"f", "file", "ignore-file"}
 	rg.execOpts = []string{"pre", "z", "search-zip"}
@@ -118,6 +125,7 @@ func init() {
 			"literal numeric-uid-gid hide-control-chars show-control-chars quote-name quoting-style= reverse recursive size sort= "+
 			"time= time-style= tabsize= width= context zero block-size= author")
 	ls.recursive, ls.cwdIfNone = []string{"R", "recursive"}, true
+	ls.follows = []string{"L", "dereference"}
 	add(ls, "ls", "dir", "vdir")
 	sorts := read("bdfgiMhnRrVcCmsuz", "koSt",
 		"ignore-leading-blanks dictionary-order ignore-case general-numeric-sort ignore-nonprinting month-sort human-numeric-sort "+
@@ -149,6 +157,7 @@ func init() {
 	du := read("0abcDhHklLmsSxPt", "dBX", "all apparent-size bytes total dereference-args human-readable si dereference "+
 		"count-links separate-dirs summarize one-file-system max-depth= block-size= exclude= threshold= time? time-style= inodes null no-dereference")
 	du.alwaysSub, du.cwdIfNone = true, true
+	du.follows = []string{"L", "dereference"}
 	add(du, "du")
 	add(read("ahHiklPTvx", "tBx", "all human-readable si inodes local portability print-type output? total type= exclude-type= block-size= sync no-sync"), "df")
 	add(read("LPemqsvz", "", "canonicalize-existing canonicalize-missing logical physical quiet strip no-symlinks zero relative-to= relative-base="), "realpath")

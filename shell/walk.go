@@ -31,7 +31,7 @@ type analyzer struct {
 	parsed   map[parseKey]parseResult
 	opts     Options
 	effects  []Effect
-	seen     map[Effect]bool
+	seen     map[Effect]int // an effect without its Command → its index
 	programs map[string]bool
 	refusal  *Refusal
 	steps    int
@@ -48,7 +48,7 @@ type bgJob struct {
 }
 
 func newAnalyzer(opts Options) *analyzer {
-	return &analyzer{opts: opts, seen: map[Effect]bool{}, programs: map[string]bool{}, parsed: map[parseKey]parseResult{}, linked: map[string]bool{}}
+	return &analyzer{opts: opts, seen: map[Effect]int{}, programs: map[string]bool{}, parsed: map[parseKey]parseResult{}, linked: map[string]bool{}}
 }
 
 // input is what a shell reading its standard input would read.
@@ -309,11 +309,19 @@ func (a *analyzer) step() bool {
 	return !a.stop()
 }
 
+// emit adds an effect unless the same one is there already. Two that differ
+// only in the command are one effect; a glob's listing read gives way to the
+// command's own name.
 func (a *analyzer) emit(e Effect) {
-	if a.seen[e] {
+	k := e
+	k.Command = ""
+	if i, ok := a.seen[k]; ok {
+		if a.effects[i].Command == "glob" {
+			a.effects[i].Command = e.Command
+		}
 		return
 	}
-	a.seen[e] = true
+	a.seen[k] = len(a.effects)
 	a.effects = append(a.effects, e)
 }
 
@@ -1117,7 +1125,87 @@ func fdNumber(s string) int {
 func (a *analyzer) pathEffect(st *state, f field, op zones.Op, cmd string, o pathOpts) resolved {
 	r := a.resolve(st, f, o.follow)
 	a.emitResolved(r, op, cmd, o)
+	if o.follow {
+		for _, e := range a.globEscapes(st, f, r) {
+			a.emitResolved(e, op, cmd, o)
+		}
+	}
 	return r
+}
+
+// maxGlobMatches bounds the expansion of one glob; past it the glob's links
+// are unknown.
+const maxGlobMatches = 512
+
+// globEscapes expands a glob against the disk (and the links this command
+// made) and returns where its matches really lead, for the matches that
+// leave the glob's folder: truncate notes/* follows notes/x -> ../мета/x.
+func (a *analyzer) globEscapes(st *state, f field, sub resolved) []resolved {
+	if f.meta < 0 || f.unknown || f.proc || sub.unknown || sub.none {
+		return nil
+	}
+	if f.deep {
+		return a.treeEscapes(st, sub.abs)
+	}
+	s := f.s
+	dir := s[:f.meta]
+	if i := strings.LastIndexByte(dir, '/'); i >= 0 {
+		dir, s = s[:i], s[i+1:]
+	} else {
+		dir = "."
+	}
+	if dir == "" {
+		dir = "/"
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(st.cwd, dir)
+	}
+	cur := []string{filepath.Clean(dir)}
+	for _, comp := range strings.Split(s, "/") {
+		if comp == "" {
+			continue
+		}
+		var next []string
+		for _, c := range cur {
+			if globIndex(comp) < 0 && !strings.ContainsAny(comp, "*?[") {
+				next = append(next, filepath.Join(c, comp))
+				continue
+			}
+			real := a.resolveAbs(st, c, true)
+			if real.unknown {
+				return []resolved{{unknown: true}}
+			}
+			names := a.opts.ReadDir(real.abs)
+			for l := range st.links {
+				if filepath.Dir(l) == real.abs {
+					names = append(names, filepath.Base(l))
+				}
+			}
+			for _, n := range names {
+				if strings.HasPrefix(n, ".") && !strings.HasPrefix(comp, ".") {
+					continue
+				}
+				if ok, err := filepath.Match(comp, n); ok || err != nil {
+					next = append(next, filepath.Join(c, n))
+				}
+			}
+			if len(next) > maxGlobMatches {
+				return []resolved{{unknown: true}}
+			}
+		}
+		cur = next
+	}
+	var out []resolved
+	for _, m := range cur {
+		r := a.resolveAbs(st, m, true)
+		if r.none {
+			continue
+		}
+		if r.unknown || r.abs != sub.abs && !strings.HasPrefix(r.abs, sub.abs+"/") {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (a *analyzer) emitResolved(r resolved, op zones.Op, cmd string, o pathOpts) {
@@ -1268,6 +1356,7 @@ func (a *analyzer) redirect(st *state, r *syntax.Redirect, cmd string, target *s
 		return
 	}
 	fs := a.word(st, r.Word, modeFields)
+	a.globReads(st, fs)
 	if len(fs) == 0 {
 		return // an ambiguous redirect: bash fails the command
 	}
@@ -1388,4 +1477,53 @@ func numericParam(st *state, name string) bool {
 		return true
 	}
 	return false
+}
+
+// maxTreeEntries bounds the walk for links under a folder; past it the
+// links are unknown.
+const maxTreeEntries = 4096
+
+// treeEscapes walks root (links not followed) and returns where the links in
+// it lead, for those that leave it: find -exec cat {} reaches them.
+func (a *analyzer) treeEscapes(st *state, root string) []resolved {
+	var out []resolved
+	seen := 0
+	queue := []string{root}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		names := a.opts.ReadDir(dir)
+		for l := range st.links {
+			if filepath.Dir(l) == dir {
+				names = append(names, filepath.Base(l))
+			}
+		}
+		for _, n := range names {
+			if seen++; seen > maxTreeEntries {
+				return append(out, resolved{unknown: true})
+			}
+			p := filepath.Join(dir, n)
+			_, made := st.links[p]
+			info := a.opts.Stat(p)
+			switch {
+			case made || info.Link:
+				r := a.resolveAbs(st, p, true)
+				if r.none {
+					continue
+				}
+				if r.unknown || r.abs != root && !strings.HasPrefix(r.abs, root+"/") {
+					out = append(out, r)
+				}
+			case info.Dir:
+				queue = append(queue, p)
+			}
+		}
+	}
+	for t := range st.taint {
+		if t == root || strings.HasPrefix(t, root+"/") {
+			out = append(out, resolved{unknown: true})
+			break
+		}
+	}
+	return out
 }

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/vaultgate/vaultgate/zones"
 )
 
 // maxAlternatives caps brace expansion, loop values and joined branch values.
@@ -19,6 +21,7 @@ type field struct {
 	unknown bool   // some part can't be known
 	proc    bool   // a process substitution: a pipe path, no file
 	quoted  bool   // some part was quoted (an empty quoted word is still a field)
+	deep    bool   // with meta: any path at any depth under the folder (find's {})
 }
 
 func (f field) lit() (string, bool) {
@@ -114,7 +117,18 @@ func (a *analyzer) words(st *state, ws []*syntax.Word) []field {
 	for _, w := range ws {
 		out = append(out, a.word(st, w, modeFields)...)
 	}
+	a.globReads(st, out)
 	return out
+}
+
+// globReads: expanding a glob lists the folders it walks (echo hidden/*
+// shows names), which is a read of its folder's subtree.
+func (a *analyzer) globReads(st *state, fs []field) {
+	for _, f := range fs {
+		if f.meta >= 0 && !f.unknown && !f.proc {
+			a.emitResolved(a.resolve(st, f, true), zones.OpRead, "glob", pathOpts{subtree: true})
+		}
+	}
 }
 
 // word expands one word. Substitutions inside it are analysed as they are met.
