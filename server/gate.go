@@ -31,8 +31,8 @@ type Gate struct {
 	log   *audit.Writer // nil: record nothing (dry runs)
 	rules []policy.Rule // library users' rules, after the built-in ones
 
-	// Calls that change files run one at a time, plan to run, so no call
-	// can act between another's check and its deed.
+	// Calls that change files run one at a time, plan to run (see
+	// lockVault).
 	mutate sync.Mutex
 
 	// addTools registers more tools (bash) into each call's set.
@@ -164,9 +164,13 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, dryRun 
 		out.Decision, out.Err = Error, fmt.Errorf("%w %q", tools.ErrUnknownTool, tool)
 		return out
 	}
-	if !t.ReadOnly {
-		g.mutate.Lock()
-		defer g.mutate.Unlock()
+	if !t.ReadOnly && !dryRun {
+		unlock, err := g.lockVault()
+		if err != nil {
+			out.Decision, out.Err = Error, err // can't be serialised: refuse
+			return out
+		}
+		defer unlock()
 	}
 	plan, err := set.Plan(tool, args)
 	if err != nil {

@@ -1,0 +1,42 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// lockVault serialises calls that change files: within this process by a
+// mutex, and across every vaultgate process serving the same vault (one
+// stdio server per Claude session, an HTTP server) by an flock in the state
+// folder, so no call can act between another's check and its deed.
+func (g *Gate) lockVault() (unlock func(), err error) {
+	g.mutate.Lock()
+	if g.cfg.StateDir == "" {
+		return g.mutate.Unlock, nil
+	}
+	sum := sha256.Sum256([]byte(g.cfg.Vault))
+	name := filepath.Join(g.cfg.StateDir, "vault-"+hex.EncodeToString(sum[:8])+".lock")
+	if err := os.MkdirAll(g.cfg.StateDir, 0o700); err != nil {
+		g.mutate.Unlock()
+		return nil, fmt.Errorf("the vault lock: %w", err)
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		g.mutate.Unlock()
+		return nil, fmt.Errorf("the vault lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		g.mutate.Unlock()
+		return nil, fmt.Errorf("the vault lock: %w", err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		g.mutate.Unlock()
+	}, nil
+}
