@@ -193,7 +193,7 @@ func (s *Set) runRead(rel string, offset, limit int, partial bool) (*Result, err
 	if outside(rel) {
 		return nil, s.fail("outsideVault", rel)
 	}
-	f, err := s.Vault.Fs.Open(fsName(rel))
+	f, err := openForReading(s.Vault.Fs, rel)
 	if err != nil {
 		return nil, s.osFail(rel, err)
 	}
@@ -636,4 +636,10 @@ func (s *Set) osFail(rel string, err error) error {
 		return s.fail("notEmpty", rel)
 	}
 	return err
+}
+
+// openForReading opens a file without blocking on a FIFO or a device put
+// where a note was expected (O_NONBLOCK changes nothing for regular files).
+func openForReading(fsys afero.Fs, rel string) (afero.File, error) {
+	return fsys.OpenFile(fsName(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }

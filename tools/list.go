@@ -221,7 +221,7 @@ func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byt
 		if glob != "" && !globMatch(glob, p) {
 			return nil
 		}
-		f, err := s.Vault.Fs.Open(fsName(p))
+		f, err := openForReading(s.Vault.Fs, p)
 		if err != nil {
 			return nil // vanished or unreadable: not a match
 		}

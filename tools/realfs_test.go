@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/zones"
@@ -187,5 +189,28 @@ func TestResolveLoop(t *testing.T) {
 	os.Symlink("loop1", filepath.Join(root, "notes/loop2"))
 	if _, err := s.Vault.Resolve("notes/loop1/x", true); err == nil || !strings.Contains(err.Error(), "too many levels") {
 		t.Errorf("loop: %v", err)
+	}
+}
+
+func TestReadRefusesFIFO(t *testing.T) {
+	s, root := realVault(t)
+	if err := syscall.Mkfifo(filepath.Join(root, "notes/pipe"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := do(t, s, "read", map[string]any{"path": "notes/pipe"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("read of a FIFO: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("read blocked on a FIFO")
+	}
+	if text, _, err := do(t, s, "search", map[string]any{"query": "x"}); err != nil {
+		t.Errorf("search beside a FIFO: %v %q", err, text)
 	}
 }
