@@ -149,6 +149,7 @@ func init() {
 		"show-function-line= label= exclude= ignore-matching-lines= strip-trailing-cr no-dereference expand-tabs initial-tab "+
 		"minimal speed-large-files horizon-lines= tabsize= suppress-blank-empty")
 	diff.recursive = []string{"r", "recursive"}
+	diff.follows = []string{"r", "recursive"} // diff -r follows links inside the trees
 	diff.readOpts = []string{"X"}
 	add(diff, "diff")
 	add(read("blsz", "in", "print-bytes verbose quiet silent bytes= ignore-initial= zero"), "cmp")
