@@ -193,7 +193,7 @@ func (s *Set) runRead(rel string, offset, limit int, partial bool) (*Result, err
 	if outside(rel) {
 		return nil, s.fail("outsideVault", rel)
 	}
-	f, err := openForReading(s.Vault.Fs, rel)
+	f, err := s.Vault.Fs.Open(fsName(rel))
 	if err != nil {
 		return nil, s.osFail(rel, err)
 	}
@@ -260,10 +260,13 @@ func isText(b []byte) bool {
 	return bytes.IndexByte(b, 0) < 0 && utf8.Valid(b)
 }
 
-func planWrite(s *Set, a args) (*Plan, error) {
-	rel, st, link, err := s.target(a, "path")
+// writeEffects are the effects of writing a whole file at p (normalised):
+// creating the folders above it that are missing, then creating the file,
+// or modifying it if it exists. Write and Claude Code's Write share them.
+func (s *Set) writeEffects(p string) (rel string, st stat, effects []policy.Effect, err error) {
+	rel, st, link, err := s.targetOf(p)
 	if err != nil {
-		return nil, err
+		return "", stat{}, nil, err
 	}
 	op := zones.OpCreate
 	if st.exists {
@@ -273,11 +276,23 @@ func planWrite(s *Set, a args) (*Plan, error) {
 	e.SymlinkTo = link
 	parents, err := s.missingParents(rel)
 	if err != nil {
+		return "", stat{}, nil, err
+	}
+	return rel, st, append(parents, e), nil
+}
+
+func planWrite(s *Set, a args) (*Plan, error) {
+	p, err := s.path(a, "path")
+	if err != nil {
+		return nil, err
+	}
+	rel, st, effects, err := s.writeEffects(p)
+	if err != nil {
 		return nil, err
 	}
 	content := a.str("content")
 	return &Plan{
-		Effects: append(parents, e),
+		Effects: effects,
 		Mutates: true,
 		Run: func(context.Context) (*Result, error) {
 			if st.dir {
@@ -636,10 +651,4 @@ func (s *Set) osFail(rel string, err error) error {
 		return s.fail("notEmpty", rel)
 	}
 	return err
-}
-
-// openForReading opens a file without blocking on a FIFO or a device put
-// where a note was expected (O_NONBLOCK changes nothing for regular files).
-func openForReading(fsys afero.Fs, rel string) (afero.File, error) {
-	return fsys.OpenFile(fsName(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }

@@ -73,21 +73,11 @@ func hookWrite(field string) func(*Set, args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		rel, st, link, err := s.targetOf(p)
+		_, _, effects, err := s.writeEffects(p)
 		if err != nil {
 			return nil, err
 		}
-		op := zones.OpCreate
-		if st.exists {
-			op = zones.OpModify
-		}
-		e := fileEffect(op, rel, st)
-		e.SymlinkTo = link
-		parents, err := s.missingParents(rel)
-		if err != nil {
-			return nil, err
-		}
-		return judgedOnly(&Plan{Effects: append(parents, e), Mutates: true}), nil
+		return judgedOnly(&Plan{Effects: effects, Mutates: true}), nil
 	}
 }
 

@@ -34,12 +34,9 @@ type Entry struct {
 }
 
 func planList(s *Set, a args) (*Plan, error) {
-	p := "."
-	if a.has("path") {
-		var err error
-		if p, err = s.path(a, "path"); err != nil {
-			return nil, err
-		}
+	p, err := s.folderArg(a)
+	if err != nil {
+		return nil, err
 	}
 	depth := a.integer("depth", 1)
 	if depth < 1 || depth > maxListDepth {
@@ -155,12 +152,9 @@ type Match struct {
 }
 
 func planSearch(s *Set, a args) (*Plan, error) {
-	p := "."
-	if a.has("path") {
-		var err error
-		if p, err = s.path(a, "path"); err != nil {
-			return nil, err
-		}
+	p, err := s.folderArg(a)
+	if err != nil {
+		return nil, err
 	}
 	real, err := s.Vault.Resolve(p, true)
 	if err != nil {
@@ -221,7 +215,7 @@ func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byt
 		if glob != "" && !globMatch(glob, p) {
 			return nil
 		}
-		f, err := openForReading(s.Vault.Fs, p)
+		f, err := s.Vault.Fs.Open(fsName(p))
 		if err != nil {
 			return nil // vanished or unreadable: not a match
 		}
@@ -311,4 +305,13 @@ func globMatch(glob, p string) bool {
 	}
 	ok, _ := path.Match(glob, target)
 	return ok
+}
+
+// folderArg reads list's and search's optional path: the vault root when
+// it is not given.
+func (s *Set) folderArg(a args) (string, error) {
+	if !a.has("path") {
+		return ".", nil
+	}
+	return s.path(a, "path")
 }

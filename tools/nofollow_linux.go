@@ -171,8 +171,10 @@ func (f *NoFollowFs) OpenFile(name string, flag int, perm os.FileMode) (afero.Fi
 	return os.NewFile(uintptr(fd), name), nil
 }
 
+// Open opens for reading, without blocking on a FIFO or a device put where
+// a note was expected (O_NONBLOCK changes nothing for regular files).
 func (f *NoFollowFs) Open(name string) (afero.File, error) {
-	return f.OpenFile(name, os.O_RDONLY, 0)
+	return f.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
 }
 
 func (f *NoFollowFs) Mkdir(name string, perm os.FileMode) error {
