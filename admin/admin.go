@@ -1,0 +1,143 @@
+package admin
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+)
+
+//go:embed web
+var webFiles embed.FS
+
+// MinTokenLen is the shortest token the panel accepts, as for serve --http.
+const MinTokenLen = 16
+
+// CSP is the Content-Security-Policy of every response: nothing inline,
+// nothing from elsewhere, no framing, and Trusted Types so that no string
+// can be assigned to innerHTML and the like at all.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; " +
+	"require-trusted-types-for 'script'; trusted-types 'none'"
+
+// Options configure a Server.
+type Options struct {
+	// Log is the audit log to show.
+	Log string
+	// Token is the bearer token every /api/ request must carry; New
+	// refuses an empty or short one.
+	Token string
+	// Now is the clock for --since durations; nil is time.Now.
+	Now func() time.Time
+	// Heartbeat is how often the live stream sends a comment to keep
+	// proxies from closing it; 0 is 15 seconds.
+	Heartbeat time.Duration
+}
+
+// Server is the panel's HTTP handler.
+type Server struct {
+	opt    Options
+	digest [sha256.Size]byte
+	static http.Handler
+	mux    *http.ServeMux
+}
+
+// New returns the panel for opt.Log. It fails without a usable token: the
+// panel has no mode without one.
+func New(opt Options) (*Server, error) {
+	if opt.Log == "" {
+		return nil, errors.New("admin: no audit log given")
+	}
+	if len(opt.Token) < MinTokenLen {
+		return nil, fmt.Errorf("admin: the token must be at least %d characters", MinTokenLen)
+	}
+	if strings.TrimSpace(opt.Token) != opt.Token {
+		return nil, errors.New("admin: the token has leading or trailing white space")
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Heartbeat <= 0 {
+		opt.Heartbeat = 15 * time.Second
+	}
+	sub, err := fs.Sub(webFiles, "web")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opt: opt, digest: sha256.Sum256([]byte(opt.Token)), static: http.FileServerFS(sub)}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /api/records", s.authed(s.records))
+	s.mux.HandleFunc("GET /api/stats", s.authed(s.stats))
+	s.mux.HandleFunc("GET /api/events", s.authed(s.events))
+	s.mux.HandleFunc("GET /api/", s.authed(func(w http.ResponseWriter, r *http.Request) {
+		httpError(w, http.StatusNotFound, "no such endpoint")
+	}))
+	s.mux.HandleFunc("GET /{file...}", s.file)
+	return s, nil
+}
+
+// ServeHTTP sets the security headers on every answer, refusals included,
+// and refuses every method that could change something.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", CSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		httpError(w, http.StatusMethodNotAllowed, "the panel is read-only")
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// file serves the embedded page. It holds nothing from the log, so it
+// needs no token: it is what asks for one.
+func (s *Server) file(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/", "/index.html", "/app.js", "/app.css", "/favicon.svg":
+	default:
+		httpError(w, http.StatusNotFound, "not found")
+		return
+	}
+	w.Header().Set("Cache-Control", "no-cache")
+	s.static.ServeHTTP(w, r)
+}
+
+// authed lets a request through only with the right bearer token.
+func (s *Server) authed(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		if !s.tokenOK(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vaultgate admin"`)
+			httpError(w, http.StatusUnauthorized, "token required")
+			return
+		}
+		next(w, r)
+	}
+}
+
+func (s *Server) tokenOK(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return false
+	}
+	got := sha256.Sum256([]byte(tok))
+	return subtle.ConstantTimeCompare(got[:], s.digest[:]) == 1
+}
+
+func httpError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, "{\"error\":%q}\n", msg)
+}

@@ -1,0 +1,28 @@
+// Package admin serves vaultgate's read-only audit panel: one web page,
+// embedded in the binary, that shows the calls of an audit log live as
+// they are appended (server-sent events fed by audit.Follow), with the
+// CLI's filters, one call's full record, and counts over time, by tool
+// and by rule.
+//
+// # Authentication
+//
+// Every /api/ request needs "Authorization: Bearer TOKEN"; the token is
+// compared in constant time (through SHA-256, so its length leaks
+// nothing). The page itself and its script hold nothing from the log and
+// are served to anyone; the page asks for the token once, keeps it in
+// sessionStorage, and sends it as a header on every fetch. The live
+// stream is read with fetch too, not EventSource: EventSource cannot set
+// a header, and the alternatives put a credential where it leaks (a token
+// in a URL lands in history and logs) or where the browser sends it by
+// itself (a cookie invites cross-site requests). A header the page must
+// add by hand is never sent by anyone else's page.
+//
+// # What it must never do
+//
+// It must never write to the log or act in the vault: it answers GET and
+// HEAD only. It must never start without a token, and must never let
+// text from the log become markup: the script inserts everything with
+// textContent, and every response carries a Content-Security-Policy that
+// allows no inline script or style and, through Trusted Types, makes an
+// assignment to innerHTML throw.
+package admin

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vaultgate/vaultgate/admin"
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/server"
+)
+
+// adminTokenEnv holds the panel's token. Like every VAULTGATE_* variable it
+// never reaches bash's children.
+const adminTokenEnv = "VAULTGATE_ADMIN_TOKEN"
+
+func init() {
+	var src logSource
+	var listen, tokenFile string
+	register(&command{
+		name:    "admin",
+		summary: "serve a read-only web page of the audit log, live, behind a token",
+		usage:   "[--audit FILE | --config FILE] [--listen 127.0.0.1:PORT] [--token-file FILE]",
+		help: `Serves a read-only web page of the audit log: the calls live as they come,
+denies standing out, the filters of "vaultgate audit tail", one call's full
+record with its effects and their zones, and charts of calls and denies
+over time, by tool and by rule. The page is embedded in the binary and
+fetches nothing from elsewhere.
+
+The token comes from $` + adminTokenEnv + ` or --token-file (at least 16
+characters), never from a flag; without one the panel does not start. The
+page asks for it once. An address without a host (":8090") binds to
+loopback; any other host works but prints a warning.`,
+		flags: func(fs *flag.FlagSet) {
+			src.flags(fs)
+			fs.StringVar(&listen, "listen", "127.0.0.1:8090", "the address to serve on")
+			fs.StringVar(&tokenFile, "token-file", "", "read the token from this file instead of $"+adminTokenEnv)
+		},
+		run: func(fs *flag.FlagSet, args []string) int {
+			if len(args) > 0 {
+				return fail(exitUsage, "admin takes no arguments, only flags")
+			}
+			path, err := src.path()
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			token, err := adminToken(tokenFile)
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			if src.config != "" {
+				if err := notAnAgentToken(src.config, token); err != nil {
+					return fail(exitUsage, "%v", err)
+				}
+			}
+			panel, err := admin.New(admin.Options{Log: path, Token: token})
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			return serveAdmin(panel, listen, path)
+		},
+	})
+}
+
+// adminToken reads the panel's token from the file, or else the
+// environment; having none is an error, never an open panel.
+func adminToken(file string) (string, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", fmt.Errorf("--token-file %s is empty", file)
+		}
+		return tok, nil
+	}
+	if tok := strings.TrimSpace(os.Getenv(adminTokenEnv)); tok != "" {
+		return tok, nil
+	}
+	return "", fmt.Errorf("no admin token: set $%s or give --token-file FILE (at least %d characters); the panel never runs without one", adminTokenEnv, admin.MinTokenLen)
+}
+
+// notAnAgentToken refuses an admin token that an agent also holds: the
+// log is hidden from the agent, and a shared token would show it anyway.
+func notAnAgentToken(cfgPath, token string) error {
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return err
+	}
+	tokens, err := server.Tokens(cfg)
+	if err != nil {
+		return nil // no HTTP agents configured, so none holds a token
+	}
+	for name, t := range tokens {
+		if t == token {
+			return fmt.Errorf("the admin token is agent %q's HTTP token too: give the panel its own", name)
+		}
+	}
+	return nil
+}
+
+func serveAdmin(panel *admin.Server, addr, logPath string) int {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fail(exitUsage, "--listen %q: want HOST:PORT or :PORT (%v)", addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1" // loopback unless told otherwise
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if ip := net.ParseIP(host); (ip == nil && host != "localhost") || (ip != nil && !ip.IsLoopback()) {
+		fmt.Fprintf(stderr, "vaultgate: WARNING: the admin panel is on %s, which is not loopback: anyone who can reach it and holds the token can read the whole audit log. Put TLS in front of it.\n", ln.Addr())
+	}
+	fmt.Fprintf(stderr, "vaultgate %s: audit panel for %s at http://%s/\n", version, logPath, ln.Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := &http.Server{
+		Handler: panel, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		// Live streams end with the server, not when the browser goes.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(shut) != nil {
+			srv.Close() // live streams do not end by themselves
+		}
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(1, "%v", err)
+	}
+	return exitOK
+}
