@@ -225,6 +225,10 @@ func TestZonesCommand(t *testing.T) {
 	if code != 0 || strings.Contains(out, "\x1b[") {
 		t.Errorf("exit %d, colour with --colour never", code)
 	}
+	out, _, code = runCLI(t, "zones", "--config", cfg, "--wall")
+	if code != 0 || !strings.Contains(out, "мета") {
+		t.Errorf("zones --wall: exit %d\n%s", code, out)
+	}
 	out, _, _ = runCLI(t, "zones", "--config", cfg, "--colour", "always")
 	if !strings.Contains(out, "\x1b[33m[protected") {
 		t.Errorf("no colour with --colour always:\n%q", out)

@@ -11,6 +11,7 @@ import (
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -28,6 +29,7 @@ func init() {
 	var agent string
 	var depth int
 	var colour string
+	var wall bool
 	register(&command{
 		name:    "zones",
 		summary: "show the vault as a tree of folders, each labelled with its zone",
@@ -35,12 +37,16 @@ func init() {
 		help: `Prints the vault's folders as a tree, each with its zone and what that zone
 allows, so a person can see the boundary the agent works in. A folder whose
 zone is the same as its parent's is shown plainly; a change of zone is
-labelled. Hidden and no-zone folders are shown to you (not to the agent).`,
+labelled. Hidden and no-zone folders are shown to you (not to the agent).
+
+With --wall it prints instead the OS wall a bash call would run in: what
+is bound read-only, what is covered, and what Landlock allows where.`,
 		flags: func(fs *flag.FlagSet) {
 			src.flags(fs)
 			fs.StringVar(&agent, "agent", config.DefaultAgent, "show this agent's zones")
 			fs.IntVar(&depth, "depth", 4, "how many folder levels to show")
 			fs.StringVar(&colour, "colour", "auto", "auto, always or never")
+			fs.BoolVar(&wall, "wall", false, "print the OS wall around bash for these zones instead")
 		},
 		run: func(fs *flag.FlagSet, args []string) int {
 			if len(args) > 0 {
@@ -53,6 +59,9 @@ labelled. Hidden and no-zone folders are shown to you (not to the agent).`,
 			p := cfg.Policy(agent)
 			if p == nil {
 				return fail(exitUsage, "no agent %q in the config", agent)
+			}
+			if wall {
+				return printWall(p)
 			}
 			useColour := colour == "always" || (colour == "auto" && isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "")
 			printZones(cfg.Vault, p.Zones, depth, useColour)
@@ -108,4 +117,17 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 			fmt.Fprintf(stdout, "%s  %s  (outside the vault, bash only)\n", audit.EscapeControl(e.Path), label(t.Zone(e.Path)))
 		}
 	}
+}
+
+// printWall prints the wall plan built from the agent's zones, as a call
+// would get it now (the plan is data: this is what the helper enforces).
+func printWall(p *config.Policy) int {
+	w, err := sandbox.BuildWall(&sandbox.WallConfig{
+		Zones: p.Zones, Network: p.Bash.Network, RunAs: p.Bash.RunAs, Required: p.Bash.Wall == config.WallRequired,
+	}, "(a fresh home per call)")
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	w.Describe(stdout)
+	return exitOK
 }
