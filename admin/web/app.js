@@ -140,7 +140,10 @@ function row(r, fresh) {
   const why = el("td");
   if (r.decision === "deny") why.append(el("span", r.rule || "(none)", "rule"), el("span", " " + (r.reason || ""), "reason"));
   else if (r.error) why.append(el("span", r.error, "reason"));
-  tr.append(el("td", fmtTime(r.time), "mono"), el("td", r.via), el("td", r.session, "mono"), el("td", r.tool, "mono"),
+  const when = el("td", fmtTime(r.time).slice(5), "mono nowrap");
+  when.title = fmtTime(r.time);
+  dec.className = "nowrap";
+  tr.append(when, el("td", r.via, "nowrap"), el("td", r.session, "mono nowrap"), el("td", r.tool, "mono nowrap"),
     dec, effectsCell(r.effects), why);
   const open = () => showDetail(r, tr);
   tr.addEventListener("click", open);
@@ -185,7 +188,8 @@ function showDetail(r, tr) {
     tr.append(el("td", e.op, "mono"), el("td", e.path, "mono"), el("td", e.zone || "-", "zone " + zoneClass(e.zone)));
     return tr;
   }));
-  $("detail-raw").textContent = esc(JSON.stringify(r, null, 2));
+  // Escaped line by line: the indentation's newlines are the JSON's own.
+  $("detail-raw").textContent = JSON.stringify(r, null, 2).split("\n").map(esc).join("\n");
 }
 
 // ---- counts and charts ----

@@ -1,0 +1,379 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/server"
+	"github.com/vaultgate/vaultgate/tools"
+)
+
+const (
+	ansiName = "\x1b[32mallow\x1b[0m.md"
+	htmlName = "<img src=x onerror=alert(1)>.md"
+)
+
+// chromium finds the browser, or says how to get one: in CI a missing
+// browser fails the test, elsewhere it skips it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{os.Getenv("CHROMIUM"), "chromium", "chromium-browser"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "no Chromium found: install it (apt-get install -y chromium) or set $CHROMIUM"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// gateVault is a real vault on disk behind the real gate, writing to log.
+type gateVault struct {
+	gate   *server.Gate
+	caller server.Caller
+}
+
+func newGateVault(t *testing.T, log string) *gateVault {
+	t.Helper()
+	dir := t.TempDir()
+	vault := filepath.Join(dir, "vault")
+	for _, f := range []string{"notes/today.md", "мета/" + ansiName, "мета/" + htmlName, "мета/план.md"} {
+		p := filepath.Join(vault, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("# note\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(dir, "vault.toml")
+	body := fmt.Sprintf("vault = %q\n[audit]\npath = %q\n[zones]\nwrite = [\"notes\"]\nedit = [\".\"]\nprotected = [\"мета\"]\n[bash]\nwall = \"off\"\n", vault, log)
+	if err := os.WriteFile(cfgPath, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rfs, err := tools.OpenNoFollowFs(cfg.Vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rfs.Close() })
+	w, err := audit.Open(cfg.AuditPath, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	p := cfg.Policy(config.DefaultAgent)
+	return &gateVault{
+		gate:   server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, server.Options{Audit: w}),
+		caller: server.Caller{Via: server.ViaStdio, Policy: p, Session: &policy.Session{ID: "claude-7f3a", Agent: p.Name, State: policy.NewState()}},
+	}
+}
+
+func (g *gateVault) call(t *testing.T, tool string, args map[string]any) string {
+	t.Helper()
+	o := g.gate.Call(context.Background(), g.caller, tool, args, false)
+	return string(o.Decision)
+}
+
+// TestPanelInChromium drives the panel in a real headless Chromium: log in
+// with the token, see a call denied by the gate appear live, filter, open
+// its record; the hostile file names show as text and make no element.
+func TestPanelInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	bin := chromium(t)
+	start := time.Now()
+	log := filepath.Join(t.TempDir(), "state", "audit.jsonl")
+	g := newGateVault(t, log)
+	// Calls made before the page is open.
+	g.call(t, "list", map[string]any{"path": "notes"})
+	g.call(t, "read", map[string]any{"path": "мета/" + htmlName})
+	g.call(t, "read", map[string]any{"path": "мета/" + ansiName})
+	g.call(t, "write", map[string]any{"path": "notes/ideas.md", "content": "- a panel\n"})
+	if d := g.call(t, "delete", map[string]any{"path": "мета/план.md"}); d != "deny" {
+		t.Fatalf("delete мета/план.md: %s", d)
+	}
+
+	panel, err := New(Options{Log: log, Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(panel)
+	defer func() { srv.CloseClientConnections(); srv.Close() }() // the live stream never ends by itself
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1360, 860),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	defer cancelCtx()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+
+	// Anything the page logs as an error (a CSP refusal, an exception)
+	// and any dialog (an alert from an onerror) fails the test.
+	var mu sync.Mutex
+	var problems []string
+	console := chromedp.Console(ctx)
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for m, err := range console {
+			if err != nil {
+				return
+			}
+			if m.Type == "error" || m.IsException() {
+				mu.Lock()
+				problems = append(problems, "console: "+m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	go func() {
+		for d, err := range dialogs {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			problems = append(problems, "dialog: "+d.Message)
+			mu.Unlock()
+			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+		}
+	}()
+
+	eval := func(expr string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return v
+	}
+	rows := func() int {
+		n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#calls tbody tr").length`))
+		return n
+	}
+	waitJS := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+			html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("body")))
+			t.Fatalf("%s: %v\n%s", what, err, html)
+		}
+	}
+
+	for i, step := range []chromedp.Action[chromedp.Void]{
+		chromedp.EmulateViewport(1360, 860),
+		chromedp.Navigate(srv.URL + "/"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), testToken),
+		chromedp.Click(chromedp.CSS("#login-form button[type=submit]")), // a click, so the page's submit handler runs
+		chromedp.WaitVisible(chromedp.ID("panel")),
+	} {
+		if err := chromedp.Do(ctx, step); err != nil {
+			t.Fatalf("login step %d: %v", i, err)
+		}
+	}
+	waitJS("the log's five calls", `document.querySelectorAll("#calls tbody tr").length === 5`)
+	waitJS("the live stream", `document.getElementById("status").textContent === "live"`)
+	if stored := eval(`sessionStorage.getItem("vaultgate-admin-token")`); stored != testToken {
+		t.Errorf("token in sessionStorage: %q", stored)
+	}
+
+	// A call the gate denies appears without a reload.
+	if d := g.call(t, "delete", map[string]any{"path": "мета/" + htmlName}); d != "deny" {
+		t.Fatalf("delete of the html-named file: %s", d)
+	}
+	waitJS("the denied call, live", `(() => { const r = document.querySelector("#calls tbody tr");
+		return r && r.classList.contains("deny") && r.classList.contains("fresh") && r.textContent.includes("delete мета/<img src=x onerror=alert(1)>.md") })()`)
+	if n := rows(); n != 6 {
+		t.Errorf("%d rows after the live call, want 6", n)
+	}
+	waitJS("the counts follow", `document.getElementById("n-denies").textContent === "2"`)
+
+	// The hostile names are text: no element came of them, the escape
+	// shows as characters.
+	imgs, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("img, svg image, iframe, object, embed, script:not([src])").length`))
+	text := eval(`document.body.innerText`)
+	if imgs != 0 {
+		t.Errorf("%d elements made from log text", imgs)
+	}
+	for _, want := range []string{htmlName, `мета/\x1b[32mallow\x1b[0m.md`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("page text lacks %q", want)
+		}
+	}
+	if strings.ContainsRune(text, 0x1b) {
+		t.Error("a raw escape reached the page")
+	}
+
+	// Filter to the denies, then to one tool and path.
+	chromedp.Do(ctx, chromedp.SetValue(chromedp.ID("f-decision"), "deny"), chromedp.Click(chromedp.ID("f-apply")))
+	waitJS("filter deny", `(() => { const rs = [...document.querySelectorAll("#calls tbody tr")];
+		return rs.length === 2 && rs.every(r => r.classList.contains("deny")) })()`)
+	chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("f-path"), "<img"), chromedp.Click(chromedp.ID("f-apply")))
+	waitJS("filter deny and path", `document.querySelectorAll("#calls tbody tr").length === 1`)
+	waitJS("the live stream, filtered", `document.getElementById("status").textContent === "live"`)
+	// A new call that does not match the filter stays out of the list.
+	g.call(t, "read", map[string]any{"path": "notes/today.md"})
+	g.call(t, "delete", map[string]any{"path": "мета/" + ansiName})
+	time.Sleep(500 * time.Millisecond)
+	if n := rows(); n != 1 {
+		t.Errorf("%d rows under the filter after more calls, want 1", n)
+	}
+
+	// Open the record.
+	chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#calls tbody tr")))
+	waitJS("the record", `!document.getElementById("detail").hidden`)
+	effects := eval(`[...document.querySelectorAll("#detail-effects tbody tr")].map(r => [...r.cells].map(c => c.textContent).join(" | ")).join("\n")`)
+	fields := eval(`document.getElementById("detail-fields").innerText`)
+	raw := eval(`document.getElementById("detail-raw").textContent`)
+	if effects != "delete | мета/"+htmlName+" | protected" {
+		t.Errorf("record effects: %q", effects)
+	}
+	for _, want := range []string{"zones", "claude-7f3a", "Deleting is allowed in", "seq"} {
+		if !strings.Contains(fields, want) {
+			t.Errorf("record fields lack %q:\n%s", want, fields)
+		}
+	}
+	if !strings.Contains(raw, `"prev"`) || !strings.Contains(raw, htmlName) {
+		t.Errorf("record line: %s", raw)
+	}
+	imgs, _ = chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("img").length`))
+	if imgs != 0 {
+		t.Errorf("%d img elements after opening the record", imgs)
+	}
+
+	// A wrong token is asked for again and shows nothing.
+	err = chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`sessionStorage.setItem("vaultgate-admin-token", "wrong-token-but-long-enough")`),
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.ID("login")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJS("refused", `document.getElementById("login-error").textContent.includes("refused") && document.querySelectorAll("#calls tbody tr").length === 0`)
+
+	if out := os.Getenv("VAULTGATE_SCREENSHOT"); out != "" {
+		screenshot(t, ctx, out)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	// A refused token is a 401 the browser logs: that one is expected.
+	for _, p := range problems {
+		if !strings.Contains(p, "401") {
+			t.Errorf("page problem: %s", p)
+		}
+	}
+	t.Logf("Chromium test took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// screenshot saves the panel with a record open, for the README
+// (VAULTGATE_SCREENSHOT=$PWD/docs/admin.png go test -run Chromium ./admin):
+// a log with a day's worth of made-up history, then real calls through
+// the gate.
+func screenshot(t *testing.T, ctx context.Context, out string) {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "state", "audit.jsonl")
+	g := newGateVault(t, log)
+	w, err := audit.Open(log, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	base := time.Now().Add(-6 * time.Hour)
+	tools := []string{"read", "read", "list", "search", "edit", "write", "read", "move", "delete", "bash"}
+	for i := range 240 {
+		tool := tools[(i*7)%len(tools)]
+		r := &audit.Record{Time: base.Add(time.Duration(i*90) * time.Second), Session: "claude-51be", Agent: "default", Via: "stdio",
+			Tool: tool, Decision: "allow", Outcome: "ok", Effects: []audit.Effect{{Op: "read", Path: fmt.Sprintf("notes/day-%d.md", i%9), Zone: "write"}}}
+		if i%11 == 3 || (i > 150 && i < 170 && i%3 == 0) {
+			r.Decision, r.Rule, r.Reason, r.Outcome = "deny", "zones", "zone protected (read only)", ""
+			r.Effects = []audit.Effect{{Op: "delete", Path: "мета/план.md", Zone: "protected"}}
+		} else if i%17 == 5 {
+			r.Decision, r.Rule, r.Reason, r.Outcome = "deny", "read_before_write", "not read in this session", ""
+		}
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read", map[string]any{"path": "мета/" + htmlName}},
+		{"write", map[string]any{"path": "notes/ideas.md", "content": "- a panel\n"}},
+		{"edit", map[string]any{"path": "notes/ideas.md", "old_string": "a panel", "new_string": "the panel"}},
+		{"delete", map[string]any{"path": "мета/" + ansiName}},
+		{"move", map[string]any{"source": "notes/ideas.md", "destination": "мета/ideas.md"}},
+		{"bash", map[string]any{"command": "rm -rf мета"}},
+		{"read", map[string]any{"path": "notes/today.md"}},
+		{"delete", map[string]any{"path": "мета/" + htmlName}},
+	} {
+		g.call(t, c.tool, c.args)
+	}
+	panel, err := New(Options{Log: log, Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(panel)
+	defer func() { srv.CloseClientConnections(); srv.Close() }() // the live stream never ends by itself
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), testToken),
+		chromedp.Click(chromedp.CSS("#login-form button[type=submit]")),
+		chromedp.WaitVisible(chromedp.ID("panel")),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#calls tbody tr").length > 200 && document.getElementById("n-calls").textContent !== "0"`),
+		chromedp.Click(chromedp.CSS(`#calls tbody tr:nth-child(4)`)),
+		chromedp.Sleep(500*time.Millisecond),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s: %d bytes", out, len(buf))
+}
