@@ -134,6 +134,14 @@ func TestHeadersAndReadOnly(t *testing.T) {
 	if res, _ := get(t, srv.URL+"/app.js", ""); !strings.HasPrefix(res.Header.Get("Content-Type"), "text/javascript") {
 		t.Errorf("app.js type %q", res.Header.Get("Content-Type"))
 	}
+	req, _ := http.NewRequest("HEAD", srv.URL+"/api/events", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	client := &http.Client{Timeout: 5 * time.Second}
+	if res, err := client.Do(req); err != nil || res.StatusCode != 200 {
+		t.Errorf("HEAD of the stream: %v", err)
+	} else {
+		res.Body.Close()
+	}
 	for _, m := range []string{"POST", "PUT", "DELETE", "PATCH"} {
 		req, _ := http.NewRequest(m, srv.URL+"/api/records", strings.NewReader("{}"))
 		req.Header.Set("Authorization", "Bearer "+testToken)

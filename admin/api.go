@@ -198,6 +198,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return // the headers say it all; a HEAD must not hang on a stream
+	}
 
 	var mu sync.Mutex // Follow's callback and the heartbeat both write
 	closed := false   // the handler has returned: w is not ours any more
