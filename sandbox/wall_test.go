@@ -145,12 +145,14 @@ func walled(t *testing.T, tab *zones.Table, dir, command string, mod ...func(*Re
 	if r.Wall.RunAs != "" {
 		r.Wall.Layers.RunAs = true
 	}
+	// Errorf, not Fatalf: the corpus calls this from worker goroutines,
+	// where FailNow must not be called.
 	res, err := Run(context.Background(), r)
 	if err != nil {
-		t.Fatalf("Run(%q): %v (stderr %q)", command, err, res.Stderr)
+		t.Errorf("Run(%q): %v (stderr %q)", command, err, res.Stderr)
 	}
 	if !strings.Contains(strings.Join(res.Isolation, " "), "mountns") {
-		t.Fatalf("Run(%q): isolation %v: the wall was not up", command, res.Isolation)
+		t.Errorf("Run(%q): isolation %v: the wall was not up", command, res.Isolation)
 	}
 	return res
 }

@@ -641,6 +641,10 @@ func readDirNames(fsys afero.Fs, dir string, n int) ([]string, error) {
 // osFail turns a file system error into a message for the model.
 func (s *Set) osFail(rel string, err error) error {
 	switch {
+	case errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EXDEV):
+		// the no-follow walk met a link where the plan saw none: a swap
+		// between the check and the deed
+		return s.fail("changedMeantime", rel)
 	case errors.Is(err, fs.ErrNotExist):
 		return s.fail("notFound", rel)
 	case errors.Is(err, syscall.ENOTDIR):
