@@ -29,6 +29,16 @@ var catalogue = map[string][2]string{
 		`%[1]s %[2]q with everything inside it: %[6]q inside it is in zone %[3]s (%[4]s). %[5]s`,
 		`%[1]s «%[2]s» со всем содержимым нельзя: «%[6]s» внутри — в зоне %[3]s (%[4]s). %[5]s`,
 	},
+	// a hidden or no-zone path is never named: the model must not learn
+	// even where hidden folders are
+	"subtreeHidden": {
+		`%[1]s %[2]q with everything inside it: some paths inside it are hidden from you. Act on the files and folders you can list instead. %[5]s`,
+		`%[1]s «%[2]s» со всем содержимым нельзя: часть путей внутри скрыта от вас. Действуйте с файлами и папками, которые видны в списке. %[5]s`,
+	},
+	"unknownReadHidden": {
+		`read a path that is only known when the command runs (in %[7]q): reading an unknown path needs read access to the whole vault, and some paths in it are hidden from you. Write the path out literally.`,
+		`прочитать путь, известный только при выполнении (в %[7]q), нельзя: для этого нужен доступ на чтение ко всему хранилищу, а часть путей в нём скрыта от вас. Напишите путь явно.`,
+	},
 	"anchor": {
 		`%[1]s %[2]q: it is the root of a zone named in the config, so it can't be deleted or moved. Act on the files inside it instead.`,
 		`%[1]s «%[2]s» нельзя: это корень зоны из конфигурации, его нельзя удалить или переместить. Действуйте с файлами внутри.`,

@@ -105,7 +105,7 @@ func TestSubtreeAndAnchors(t *testing.T) {
 		{Effect{Op: zones.OpMoveOut, Path: "w2"}, "root of a zone"},
 		{Effect{Op: zones.OpModify, Path: "notes", Subtree: true}, ""},
 		{Effect{Op: zones.OpModify, Path: ".", Subtree: true}, "inside it is in zone"},
-		{Effect{Op: zones.OpRead, Path: ".", Subtree: true}, `"секрет" inside it is in zone hidden`},
+		{Effect{Op: zones.OpRead, Path: ".", Subtree: true}, "some paths inside it are hidden from you"},
 		{Effect{Op: zones.OpMoveOut, Path: "мета/бобер/a", Subtree: true}, ""},
 	}
 	for _, c := range cases {
@@ -241,7 +241,7 @@ func TestBashRule(t *testing.T) {
 		{Effect{Op: zones.OpModify, Path: "мета/бобер/a.md", Command: "sed", ByRename: true}, false, nil, ""},
 		{Effect{Op: zones.OpDelete, Path: "мета/бобер/a.md", Command: "rm"}, false, nil, ""},
 		{Effect{Op: zones.OpModify, Path: "", Unknown: true, Command: "tee"}, false, nil, "only known when the command runs"},
-		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, false, nil, `"секрет" is in zone hidden`},
+		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, false, nil, "some paths in it are hidden from you"},
 		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, true, nil, ""},
 	}
 	tab := table(t)
@@ -269,6 +269,23 @@ func TestUnknownSourceNeverLaunders(t *testing.T) {
 		Zoned(tab, e)
 		if d := Builtin(false).Judge(&ToolCall{Tool: "bash", Effects: e, Zones: tab}); d == nil {
 			t.Errorf("%s from an unknown source into a write zone was allowed", op)
+		}
+	}
+}
+
+// TestHiddenNamesStayHidden: a refusal never names a hidden path the model
+// did not name itself.
+func TestHiddenNamesStayHidden(t *testing.T) {
+	for _, e := range []Effect{
+		{Op: zones.OpRead, Path: ".", Subtree: true},
+		{Op: zones.OpRead, Unknown: true, Command: "cat"},
+		{Op: zones.OpModify, Path: ".", Subtree: true},
+	} {
+		for _, lang := range []string{"en", "ru"} {
+			d := judge(t, lang, "bash", e)
+			if d == nil || strings.Contains(d.Reason, "секрет") {
+				t.Errorf("%s %+v: %v", lang, e, d)
+			}
 		}
 	}
 }

@@ -63,6 +63,9 @@ func checkEffect(c *ToolCall, e *Effect) *Deny {
 		}
 		for _, in := range t.Within(".") {
 			if !in.Mode.Allows(zones.OpRead) {
+				if !in.Mode.Listed() {
+					return deny("unknownReadHidden", phrase, "", "", "", "", "", e.Command)
+				}
 				return deny("unknownRead", phrase, "", in.Mode, "", "", in.Path, e.Command)
 			}
 		}
@@ -105,6 +108,9 @@ func checkEffect(c *ToolCall, e *Effect) *Deny {
 	if e.Subtree {
 		for _, in := range t.Within(e.Path) {
 			if !in.Mode.Allows(op) {
+				if !in.Mode.Listed() {
+					return deny("subtreeHidden", phrase, e.Path, "", "", where(lang, t, op))
+				}
 				return deny("subtree", phrase, e.Path, in.Mode, ModeAllows(lang, in.Mode), where(lang, t, op), in.Path)
 			}
 			if (op == zones.OpDelete || op == zones.OpMoveOut) && t.IsAnchor(in.Path) {
