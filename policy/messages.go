@@ -35,9 +35,9 @@ var catalogue = map[string][2]string{
 		`%[1]s %[2]q with everything inside it: some paths inside it are hidden from you. Act on the files and folders you can list instead. %[5]s`,
 		`%[1]s «%[2]s» со всем содержимым нельзя: часть путей внутри скрыта от вас. Действуйте с файлами и папками, которые видны в списке. %[5]s`,
 	},
-	"unknownReadHidden": {
-		`read a path that is only known when the command runs (in %[7]q): reading an unknown path needs read access to the whole vault, and some paths in it are hidden from you. Write the path out literally.`,
-		`прочитать путь, известный только при выполнении (в %[7]q), нельзя: для этого нужен доступ на чтение ко всему хранилищу, а часть путей в нём скрыта от вас. Напишите путь явно.`,
+	"unknownReadNoWall": {
+		`read a path that is only known when the command runs (in %[7]q): without the OS wall around bash such a path could be any file on the machine, so it is refused. Write the path out literally, or use the read, list and search tools.`,
+		`прочитать путь, известный только при выполнении (в %[7]q), нельзя: без защитной стенки ОС вокруг bash это может быть любой файл на машине. Напишите путь явно или используйте инструменты read, list и search.`,
 	},
 	"anchor": {
 		`%[1]s %[2]q: it is the root of a zone named in the config, so it can't be deleted or moved. Act on the files inside it instead.`,
@@ -69,10 +69,6 @@ var catalogue = map[string][2]string{
 	"unknownPath": {
 		`%[1]s a path that is only known when the command runs (in %[7]q): vaultgate can't check it, so it is refused. Write the path out literally.`,
 		`%[1]s путь, известный только при выполнении (в %[7]q), нельзя: vaultgate не может его проверить. Напишите путь явно.`,
-	},
-	"unknownRead": {
-		`read a path that is only known when the command runs (in %[7]q): reading an unknown path needs read access to the whole vault, and %[6]q is in zone %[3]s. Write the path out literally.`,
-		`прочитать путь, известный только при выполнении (в %[7]q), нельзя: для этого нужен доступ на чтение ко всему хранилищу, а «%[6]s» — в зоне %[3]s. Напишите путь явно.`,
 	},
 	"readFirst": {
 		`%[1]s %[2]q: the file exists and has not been read in this session, or has changed since it was read. Read it with the read tool first, then try again.`,

@@ -241,7 +241,7 @@ func TestBashRule(t *testing.T) {
 		{Effect{Op: zones.OpModify, Path: "мета/бобер/a.md", Command: "sed", ByRename: true}, false, nil, ""},
 		{Effect{Op: zones.OpDelete, Path: "мета/бобер/a.md", Command: "rm"}, false, nil, ""},
 		{Effect{Op: zones.OpModify, Path: "", Unknown: true, Command: "tee"}, false, nil, "only known when the command runs"},
-		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, false, nil, "some paths in it are hidden from you"},
+		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, false, nil, "could be any file on the machine"},
 		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, true, nil, ""},
 	}
 	tab := table(t)

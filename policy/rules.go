@@ -57,19 +57,12 @@ func checkEffect(c *ToolCall, e *Effect) *Deny {
 		if c.Walled {
 			return nil // the wall hides what can't be read
 		}
-		// An unknown read could be any file: it needs read everywhere.
-		if m := t.Zone("."); !m.Allows(zones.OpRead) {
-			return deny("unknownRead", phrase, "", m, "", "", ".", e.Command)
-		}
-		for _, in := range t.Within(".") {
-			if !in.Mode.Allows(zones.OpRead) {
-				if !in.Mode.Listed() {
-					return deny("unknownReadHidden", phrase, "", "", "", "", "", e.Command)
-				}
-				return deny("unknownRead", phrase, "", in.Mode, "", "", in.Path, e.Command)
-			}
-		}
-		return nil
+		// Without the wall an unknown path could be any file on the
+		// machine, not only in the vault: the server's own
+		// /proc/<pid>/environ, a key in its home. So it is refused, and
+		// the model is told to write the path out (stricter than read
+		// on the whole vault, which would let a guessed pid through).
+		return deny("unknownReadNoWall", phrase, "", "", "", "", "", e.Command)
 	}
 	op := e.Op
 	if op == zones.OpMoveIn && e.Exists {

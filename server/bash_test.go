@@ -90,6 +90,18 @@ commands = ["echo"]
 	if !strings.Contains(out, "token=") {
 		t.Errorf("echo did not run: %s", out)
 	}
+	// without the wall an unknown path could be the server's own environ
+	for _, cmd := range []string{
+		"for i in $(seq 1 5000); do cat /proc/$i/environ; done 2>/dev/null",
+		"cat $(echo /proc/self/environ)",
+		"cat /proc/$PPID/environ",
+		"cat /proc/*/environ",
+	} {
+		out, isErr := e.call("bash", map[string]any{"command": cmd})
+		if !isErr || strings.Contains(out, "hunter2") {
+			t.Errorf("%s: error=%v\n%s", cmd, isErr, out)
+		}
+	}
 	// a command that calls no listed program gets no secret at all
 	out = e.mustOK("bash", map[string]any{"command": "printf '%s\\n' \"[$GITHUB_TOKEN]\""})
 	if !strings.Contains(out, "[]") {
