@@ -98,13 +98,13 @@ func (c *capture) text(secrets []Secret) (string, int64) {
 	tcut = tv.runeStartFwd(tcut)
 	for moved := true; moved; {
 		moved = false
-		if p := hv.straddle(hcut, secrets); p >= 0 {
+		if p, _ := hv.straddle(hcut, secrets); p >= 0 {
 			hcut, moved = p, true
 		}
 	}
 	for moved := true; moved; {
 		moved = false
-		if e := tv.straddleEnd(tcut, secrets); e >= 0 {
+		if _, e := tv.straddle(tcut, secrets); e >= 0 {
 			tcut, moved = e, true
 		}
 	}
@@ -148,10 +148,10 @@ func (w window) runeStartFwd(i int64) int64 {
 	return i
 }
 
-// straddle returns the start of a secret occurrence that begins before cut
-// and ends after it, or -1.
-func (w window) straddle(cut int64, secrets []Secret) int64 {
-	best := int64(-1)
+// straddle returns the earliest start and the latest end of the secret
+// occurrences that begin before cut and end after it, or -1, -1.
+func (w window) straddle(cut int64, secrets []Secret) (start, end int64) {
+	start, end = -1, -1
 	for _, s := range secrets {
 		if len(s.Value) < 2 {
 			continue
@@ -164,38 +164,14 @@ func (w window) straddle(cut int64, secrets []Secret) int64 {
 			if k < 0 {
 				break
 			}
-			p := base + int64(j+k)
-			if p < cut && p+n > cut && (best < 0 || p < best) {
-				best = p
+			if p := base + int64(j+k); p < cut && p+n > cut {
+				if start < 0 || p < start {
+					start = p
+				}
+				end = max(end, p+n)
 			}
 			j += k + 1
 		}
 	}
-	return best
-}
-
-// straddleEnd returns the end of a secret occurrence that begins before cut
-// and ends after it, or -1.
-func (w window) straddleEnd(cut int64, secrets []Secret) int64 {
-	best := int64(-1)
-	for _, s := range secrets {
-		if len(s.Value) < 2 {
-			continue
-		}
-		n := int64(len(s.Value))
-		seg := w.slice(cut-n+1, cut+n-1)
-		base := max(cut-n+1, w.off)
-		for j := 0; ; {
-			k := bytes.Index(seg[j:], []byte(s.Value))
-			if k < 0 {
-				break
-			}
-			p := base + int64(j+k)
-			if p < cut && p+n > cut && p+n > best {
-				best = p + n
-			}
-			j += k + 1
-		}
-	}
-	return best
+	return start, end
 }
