@@ -13,6 +13,10 @@ type Effect struct {
 	Op   zones.Op
 	Path string     // as zones.Normalize gives it: vault-relative, or absolute outside the vault
 	Zone zones.Mode // Path's zone, filled in by Zoned
+	// AsGiven is the path as the caller spelled it, when symlinks made
+	// Path differ: a refusal in a hidden zone names this, so that a link
+	// does not tell the model where the hidden file really is.
+	AsGiven string
 
 	Subtree bool // the effect covers everything below Path too
 	Unknown bool // the path can't be known before the call runs (bash)

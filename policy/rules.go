@@ -76,7 +76,7 @@ func checkEffect(c *ToolCall, e *Effect) *Deny {
 		case e.Zone == zones.NoZone:
 			key = "noZone"
 		}
-		return deny(key, OpPhrase(lang, op), e.Path, e.Zone, ModeAllows(lang, e.Zone), where(lang, t, op))
+		return deny(key, OpPhrase(lang, op), e.shown(), e.Zone, ModeAllows(lang, e.Zone), where(lang, t, op))
 	}
 	if e.SymlinkTo != "" && (e.Op == zones.OpModify || e.Op == zones.OpCreate) {
 		return deny("symlink", phrase, e.Path, e.SymlinkTo)
@@ -164,4 +164,13 @@ func HasRead(s *State, path string, size int64, mod time.Time) bool {
 	}
 	st, ok := v.(Stamp)
 	return ok && st.Size == size && st.ModTime.Equal(mod)
+}
+
+// shown is the path a refusal names: never one in a hidden or no-zone
+// place that the caller did not spell out itself.
+func (e *Effect) shown() string {
+	if !e.Zone.Listed() && e.AsGiven != "" {
+		return e.AsGiven
+	}
+	return e.Path
 }

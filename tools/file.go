@@ -168,21 +168,35 @@ func (s *Set) target(a args, name string) (rel string, st stat, link string, err
 	return s.targetOf(p)
 }
 
+// readEffect is a read of p where it really leads (symlinks followed).
+func (s *Set) readEffect(p string) (policy.Effect, error) {
+	real, err := s.Vault.Resolve(p, true)
+	if err != nil {
+		return policy.Effect{}, err
+	}
+	e := policy.Effect{Op: zones.OpRead, Path: real, Outside: outside(real)}
+	if real != p {
+		e.AsGiven = p
+	}
+	return e, nil
+}
+
 func planRead(s *Set, a args) (*Plan, error) {
 	p, err := s.path(a, "path")
 	if err != nil {
 		return nil, err
 	}
-	real, err := s.Vault.Resolve(p, true)
+	e, err := s.readEffect(p)
 	if err != nil {
 		return nil, err
 	}
+	real := e.Path
 	offset, limit := a.integer("offset", 0), a.integer("limit", 0)
 	if offset < 0 || limit < 0 {
 		return nil, &ArgError{Tool: "read", Arg: "offset", Problem: "and limit must not be negative"}
 	}
 	return &Plan{
-		Effects: []policy.Effect{{Op: zones.OpRead, Path: real, Outside: outside(real)}},
+		Effects: []policy.Effect{e},
 		Run: func(context.Context) (*Result, error) {
 			return s.runRead(real, offset, limit, a.has("offset") || a.has("limit"))
 		},
@@ -274,6 +288,9 @@ func (s *Set) writeEffects(p string) (rel string, st stat, effects []policy.Effe
 	}
 	e := fileEffect(op, rel, st)
 	e.SymlinkTo = link
+	if rel != p {
+		e.AsGiven = p
+	}
 	parents, err := s.missingParents(rel)
 	if err != nil {
 		return "", stat{}, nil, err

@@ -54,12 +54,11 @@ func hookRead(s *Set, a args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	real, err := s.Vault.Resolve(p, true)
+	e, err := s.readEffect(p)
 	if err != nil {
 		return nil, err
 	}
-	e := policy.Effect{Op: zones.OpRead, Path: real, Outside: outside(real)}
-	if st, err := s.stat(real); err == nil && st.exists && !st.dir {
+	if st, err := s.stat(e.Path); err == nil && st.exists && !st.dir {
 		e.Exists, e.Size, e.ModTime = true, st.fi.Size(), st.fi.ModTime()
 	}
 	return judgedOnly(&Plan{Effects: []policy.Effect{e}}), nil
@@ -125,11 +124,11 @@ func hookFind(s *Set, a args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	real, err := s.Vault.Resolve(p, true)
+	e, err := s.readEffect(p)
 	if err != nil {
 		return nil, err
 	}
-	e := policy.Effect{Op: zones.OpRead, Path: real, Outside: outside(real), Subtree: true}
+	e.Subtree = true
 	return judgedOnly(&Plan{Effects: []policy.Effect{e}}), nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/vaultgate/vaultgate/policy"
-	"github.com/vaultgate/vaultgate/zones"
 )
 
 const (
@@ -42,12 +41,13 @@ func planList(s *Set, a args) (*Plan, error) {
 	if depth < 1 || depth > maxListDepth {
 		return nil, &ArgError{Tool: "list", Arg: "depth", Problem: fmt.Sprintf("must be between 1 and %d", maxListDepth)}
 	}
-	real, err := s.Vault.Resolve(p, true)
+	e, err := s.readEffect(p)
 	if err != nil {
 		return nil, err
 	}
+	real := e.Path
 	return &Plan{
-		Effects: []policy.Effect{{Op: zones.OpRead, Path: real, Outside: outside(real)}},
+		Effects: []policy.Effect{e},
 		Run:     func(context.Context) (*Result, error) { return s.runList(real, depth) },
 	}, nil
 }
@@ -156,10 +156,11 @@ func planSearch(s *Set, a args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	real, err := s.Vault.Resolve(p, true)
+	e, err := s.readEffect(p)
 	if err != nil {
 		return nil, err
 	}
+	real := e.Path
 	query := a.str("query")
 	if query == "" {
 		return nil, &ArgError{Tool: "search", Arg: "query", Problem: "must not be empty"}
@@ -186,7 +187,7 @@ func planSearch(s *Set, a args) (*Plan, error) {
 		match = re.Match
 	}
 	return &Plan{
-		Effects: []policy.Effect{{Op: zones.OpRead, Path: real, Outside: outside(real)}},
+		Effects: []policy.Effect{e},
 		Run: func(ctx context.Context) (*Result, error) {
 			return s.runSearch(ctx, real, glob, match, limit)
 		},

@@ -90,7 +90,8 @@ func TestSymlinks(t *testing.T) {
 		{"read", map[string]any{"path": "notes/out/passwd"}, "outside the vault", ""},
 		{"write", map[string]any{"path": "notes/out/x", "content": "x"}, "outside the vault", ""},
 		// into a hidden zone
-		{"read", map[string]any{"path": "notes/to-secret.md"}, `"секрет/s.md": zone hidden`, ""},
+		// (the reason names the link, not where it leads: hidden stays hidden)
+		{"read", map[string]any{"path": "notes/to-secret.md"}, `read "notes/to-secret.md": zone hidden`, ""},
 		// the last component is a link: read follows, write and edit refuse naming the target
 		{"read", map[string]any{"path": "notes/last.md"}, "", ""},
 		{"write", map[string]any{"path": "notes/last.md", "content": "x"}, `Write to "notes/a.md" itself`, ""},
@@ -118,6 +119,9 @@ func TestSymlinks(t *testing.T) {
 		case c.deny == "" && c.err == "" && err != nil:
 			t.Errorf("%s %v: %v", c.tool, c.args, err)
 		}
+	}
+	if _, d, _ := do(t, s, "read", map[string]any{"path": "notes/to-secret.md"}); d == nil || strings.Contains(d.Reason, "секрет") {
+		t.Errorf("a refusal named the hidden target of a link: %v", d)
 	}
 	// the link moved, not its target
 	if fi, err := os.Lstat(filepath.Join(root, "notes/last2.md")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
