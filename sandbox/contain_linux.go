@@ -44,8 +44,7 @@ func (n *pidNamespace) prepare(s *launchSpec) {
 	if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
 		n.user = true
 		s.attr.Cloneflags |= syscall.CLONE_NEWUSER
-		s.attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		s.attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		s.attr.UidMappings, s.attr.GidMappings = userNSMaps(uid, gid, s.walled)
 		s.attr.GidMappingsEnableSetgroups = false
 	}
 }
@@ -313,4 +312,20 @@ func pipeInodes(files ...*os.File) map[uint64]bool {
 		}
 	}
 	return m
+}
+
+// userNSMaps maps the server's own uid and gid, and nothing else, into a
+// call's user namespace. Bash alone keeps its uid there. The wall's helper
+// is mapped as root of the namespace instead: it is started by execve, and
+// execve drops every capability of a process whose uid is not 0 in its
+// namespace, so it could build no mounts. It drops all of them itself
+// before bash starts, and its root is the server's uid outside.
+func userNSMaps(uid, gid int, walled bool) (uids, gids []syscall.SysProcIDMap) {
+	inside := uid
+	insideG := gid
+	if walled {
+		inside, insideG = 0, 0
+	}
+	return []syscall.SysProcIDMap{{ContainerID: inside, HostID: uid, Size: 1}},
+		[]syscall.SysProcIDMap{{ContainerID: insideG, HostID: gid, Size: 1}}
 }

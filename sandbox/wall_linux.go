@@ -294,8 +294,8 @@ func runProbe(flags uintptr) (probeReport, error) {
 	attr := &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		attr.UidMappings, attr.GidMappings = userNSMaps(uid, gid, true)
+		attr.GidMappingsEnableSetgroups = false
 	}
 	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"vaultgate", HelperArg}, Env: []string{},
 		Dir: "/", ExtraFiles: []*os.File{pf, sw}, SysProcAttr: attr}

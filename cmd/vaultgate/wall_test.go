@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,5 +101,90 @@ except OSError as e:
 				}
 			}
 		})
+	}
+}
+
+// TestWallBinaryUnprivileged is the Claude Code deployment: the server runs
+// as an ordinary user, so the wall comes from a user namespace. The built
+// binary, started as an unprivileged user who owns the vault, runs python
+// inside the wall: it creates in an edit zone, and can neither change a
+// protected file nor delete in an edit zone.
+func TestWallBinaryUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("wall: starting the server as another, unprivileged user needs root (CI runs as root)")
+	}
+	const name = "vaultgate-test"
+	if _, err := user.Lookup(name); err != nil {
+		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+			t.Fatalf("wall: useradd %s: %v %s", name, err, out)
+		}
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Fatalf("wall: setpriv (util-linux) is needed to start the server as %s: %v", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	dir, err := os.MkdirTemp("", "vaultgate-userns-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	vault := filepath.Join(dir, "vault")
+	for _, d := range []string{"notes", "p"} {
+		os.MkdirAll(filepath.Join(vault, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(vault, "p/x.md"), []byte("keep\n"), 0o644)
+	os.WriteFile(filepath.Join(vault, "notes/keep.md"), []byte("keep\n"), 0o644)
+	cfg := filepath.Join(dir, "c.toml")
+	os.WriteFile(cfg, []byte("vault = \"vault\"\n[audit]\npath = \"state/audit.jsonl\"\n[zones]\nedit = [\".\"]\nprotected = [\"p\"]\n[bash]\nwall = \"required\"\n"), 0o644)
+	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, uid, gid) })
+	bin := binary(t)
+	for d := filepath.Dir(bin); d != "/"; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+			os.Chmod(d, fi.Mode().Perm()|0o711) // the user must reach the binary
+		}
+	}
+	c, err := client.NewStdioMCPClient(setpriv, []string{"HOME=" + dir, "PATH=/usr/bin:/bin"},
+		"--reuid="+u.Uid, "--regid="+u.Gid, "--clear-groups", "--", bin, "serve", "--config", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	py := `/usr/bin/python3 -c '
+import os
+open("notes/new.md", "w").write("made\n")
+for what, f in (("PROTECTED-WRITTEN", lambda: open("p/x.md", "w").write("gone")), ("EDIT-DELETED", lambda: os.remove("notes/keep.md"))):
+    try:
+        f(); print(what)
+    except OSError as e:
+        print("refused:", e.strerror)
+'`
+	text, isErr := callTool(t, c, "bash", map[string]any{"command": py})
+	if isErr || strings.Contains(text, "PROTECTED-WRITTEN") || strings.Contains(text, "EDIT-DELETED") || strings.Count(text, "refused:") != 2 {
+		t.Fatalf("python as an unprivileged server's agent: error=%v\n%s", isErr, text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(vault, "notes/new.md")); string(b) != "made\n" {
+		t.Errorf("create in the edit zone: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(vault, "p/x.md")); string(b) != "keep\n" {
+		t.Errorf("the protected file changed: %q", b)
+	}
+	if fi, err := os.Stat(filepath.Join(vault, "notes/new.md")); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid {
+			t.Errorf("a file made inside the user namespace is owned by %d on the host, want %d", st.Uid, uid)
+		}
 	}
 }
