@@ -354,9 +354,19 @@ func openNoFollow(p string) (int, error) {
 }
 
 // bind binds the host's src (a path under /oldroot) at dst (a path under
-// /newroot that exists), read-only when ro. Both are opened without
-// following any link, and the mount is made through the descriptors.
+// /newroot that exists), read-only when ro.
 func bind(src, dst string, ro bool) error {
+	attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+	if ro {
+		attr |= unix.MOUNT_ATTR_RDONLY
+	}
+	return bindWith(src, dst, attr)
+}
+
+// bindWith binds src at dst with the mount attributes attr. Both are
+// opened without following any link, and the mount is made through the
+// descriptors.
+func bindWith(src, dst string, attr uint64) error {
 	sfd, err := openNoFollow(src)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", src, err)
@@ -367,11 +377,7 @@ func bind(src, dst string, ro bool) error {
 		return fmt.Errorf("open_tree %s: %w", src, err)
 	}
 	defer unix.Close(tree)
-	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
-	if ro {
-		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
-	}
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, attr); err != nil {
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: attr}); err != nil {
 		return fmt.Errorf("mount_setattr %s: %w", src, err)
 	}
 	dfd, err := openNoFollow(dst)
@@ -523,26 +529,7 @@ func (r *root) dev() error {
 
 // bindDev binds a device node: it must keep dev (no MOUNT_ATTR_NODEV).
 func bindDev(src, dst string) error {
-	sfd, err := openNoFollow(src)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", src, err)
-	}
-	defer unix.Close(sfd)
-	tree, err := unix.OpenTree(sfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
-	if err != nil {
-		return fmt.Errorf("open_tree %s: %w", src, err)
-	}
-	defer unix.Close(tree)
-	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC}
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, attr); err != nil {
-		return fmt.Errorf("mount_setattr %s: %w", src, err)
-	}
-	dfd, err := openNoFollow(dst)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dfd)
-	return unix.MoveMount(tree, "", dfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+	return bindWith(src, dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
 }
 
 // zone puts one of the plan's mounts in place.
