@@ -463,15 +463,21 @@ func (a *analyzer) envInner(st, inner *state, c *cmdCall, i int) {
 	st.foldFS(inner)
 }
 
+// upTo is the call with only its first n arguments: a wrapper's own
+// options, before the command it runs.
+func (c *cmdCall) upTo(n int) *cmdCall {
+	cc := *c
+	cc.args = c.args[:n]
+	return &cc
+}
+
 // runWrapper makes a handler for a wrapper with options and no positional
 // argument before the command (num: -N is an option too).
 func runWrapper(flags, valued, long string, num bool) handler {
 	sp := &optSpec{flags: flags, valued: valued, long: longs(long), numeric: num, noPerm: true}
 	return func(a *analyzer, st *state, c *cmdCall) {
 		n := optEnd(c.args, sp)
-		cc := *c
-		cc.args = c.args[:n]
-		if _, _, ok := a.parse(st, &cc, sp); !ok {
+		if _, _, ok := a.parse(st, c.upTo(n), sp); !ok {
 			return
 		}
 		a.wrap(st, c, n)
@@ -511,9 +517,7 @@ func optEnd(args []field, sp *optSpec) int {
 func runTimeout(a *analyzer, st *state, c *cmdCall) {
 	sp := &optSpec{flags: "fpv", valued: "sk", long: longs("foreground preserve-status verbose signal= kill-after="), noPerm: true}
 	n := optEnd(c.args, sp)
-	cc := *c
-	cc.args = c.args[:n]
-	if _, _, ok := a.parse(st, &cc, sp); !ok {
+	if _, _, ok := a.parse(st, c.upTo(n), sp); !ok {
 		return
 	}
 	if n < len(c.args) {
@@ -593,9 +597,7 @@ func runExec(a *analyzer, st *state, c *cmdCall) {
 func runTimeProgram(a *analyzer, st *state, c *cmdCall) {
 	sp := &optSpec{flags: "pavq", valued: "fo", long: longs("portability append verbose quiet format= output="), noPerm: true}
 	n := optEnd(c.args, sp)
-	cc := *c
-	cc.args = c.args[:n]
-	opts, _, ok := a.parse(st, &cc, sp)
+	opts, _, ok := a.parse(st, c.upTo(n), sp)
 	if !ok {
 		return
 	}
@@ -606,9 +608,7 @@ func runTimeProgram(a *analyzer, st *state, c *cmdCall) {
 func runXargs(a *analyzer, st *state, c *cmdCall) {
 	sp := &optSpec{flags: "0prtxeil", valued: "adEILnPs", long: longs("null arg-file= delimiter= eof? replace? max-lines? max-args= max-procs= interactive no-run-if-empty max-chars= verbose exit open-tty process-slot-var= show-limits"), noPerm: true}
 	n := optEnd(c.args, sp)
-	cc := *c
-	cc.args = c.args[:n]
-	opts, _, ok := a.parse(st, &cc, sp)
+	opts, _, ok := a.parse(st, c.upTo(n), sp)
 	if !ok {
 		return
 	}
