@@ -8,8 +8,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,25 +71,7 @@ func vault(tb testing.TB) (dir, cfg, auditPath string) {
 	tb.Helper()
 	root := tb.TempDir()
 	dir = filepath.Join(root, "vault")
-	const src = "../testdata/vault"
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		dst := filepath.Join(dir, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	vaulttest.CopyDir(tb, "../testdata/vault", dir)
 	cfg = filepath.Join(root, "vault.toml")
 	body := `vault = "vault"
 lang  = "en"

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"github.com/vaultgate/vaultgate/tools"
 )
 
@@ -14,7 +15,7 @@ import (
 func bashEnv(t *testing.T, extra string) (*env, string) {
 	t.Helper()
 	vault := filepath.Join(t.TempDir(), "vault")
-	copyDir(t, "../testdata/vault", vault)
+	vaulttest.CopyDir(t, "../testdata/vault", vault)
 	cfg := loadConfig(t, `vault = "`+vault+`"
 [zones]
 write     = ["мета/бобер"]
@@ -114,27 +115,5 @@ func TestBashNeedsWallWhenRequired(t *testing.T) {
 	e.mustFail("bash", map[string]any{"command": "ls"}, `wall = "required"`)
 	if r := e.lastRecord(); r["decision"] != "deny" || r["rule"] != "bash" {
 		t.Errorf("record: %v", r)
-	}
-}
-
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if fi.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, fi.Mode().Perm())
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ func hookGate(t *testing.T, extra string) (*Gate, *config.Policy, string, string
 	t.Helper()
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
-	copyDir(t, "../testdata/vault", vault)
+	vaulttest.CopyDir(t, "../testdata/vault", vault)
 	auditPath := filepath.Join(dir, "state", "audit.jsonl")
 	cfg := loadConfig(t, `vault = "`+vault+`"
 [audit]

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,7 +29,7 @@ func httpServer(t *testing.T) (*httptest.Server, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
-	copyDir(t, "../testdata/vault", vault)
+	vaulttest.CopyDir(t, "../testdata/vault", vault)
 	t.Setenv("VAULTGATE_TOKEN", defaultToken)
 	tokFile := filepath.Join(dir, "bot.token")
 	os.WriteFile(tokFile, []byte(botToken+"\n"), 0o600)

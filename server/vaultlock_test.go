@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -20,7 +21,7 @@ import (
 func TestMutatingCallsSerialiseAcrossGates(t *testing.T) {
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
-	copyDir(t, "../testdata/vault", vault)
+	vaulttest.CopyDir(t, "../testdata/vault", vault)
 	cfg := loadConfig(t, `vault = "`+vault+`"
 [audit]
 path = "`+filepath.Join(dir, "state", "audit.jsonl")+`"

@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,25 +52,7 @@ func sampleVault(t *testing.T) (vault, cfg, auditPath string) {
 	t.Helper()
 	dir := t.TempDir()
 	vault = filepath.Join(dir, "vault")
-	src := "../../testdata/vault"
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		dst := filepath.Join(vault, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vaulttest.CopyDir(t, "../../testdata/vault", vault)
 	auditPath = filepath.Join(dir, "state", "audit.jsonl")
 	cfg = filepath.Join(dir, "vault.toml")
 	body := `vault = "vault"
