@@ -155,27 +155,33 @@ func (s *Set) bashEffect(e shell.Effect) policy.Effect {
 		return pe
 	}
 	if !e.Unknown {
-		pe.Path = s.vaultPath(e.Path)
-		pe.Outside = outside(pe.Path)
-		if st, err := s.stat(pe.Path); err == nil {
+		p, ok := s.vaultPath(e.Path)
+		if !ok {
+			pe.Unknown = true // a path we can't place is one we can't know
+			return pe
+		}
+		pe.Path, pe.Outside = p, outside(p)
+		if st, err := s.stat(p); err == nil {
 			pe.Exists = st.exists
 		}
 	}
-	if e.Source != "" {
-		pe.Source = s.vaultPath(e.Source)
+	if src, ok := s.vaultPath(e.Source); e.Source != "" && ok {
+		pe.Source = src
 	} else if e.Op == zones.OpLink || e.Op == zones.OpMoveIn {
 		pe.SourceUnknown = true
 	}
 	return pe
 }
 
-// vaultPath turns the analysis' absolute path into the zones' form.
-func (s *Set) vaultPath(abs string) string {
-	p, _, err := zones.Normalize(s.Vault.Root, abs)
-	if err != nil {
-		return path.Clean(abs)
+// vaultPath turns the analysis' absolute path into the zones' form; ok is
+// false for one that is empty, relative or holds a NUL, which the zones
+// can't judge (it would read as the vault root).
+func (s *Set) vaultPath(abs string) (string, bool) {
+	if !path.IsAbs(abs) {
+		return "", false
 	}
-	return p
+	p, _, err := zones.Normalize(s.Vault.Root, abs)
+	return p, err == nil
 }
 
 func (s *Set) refusalReason(r *shell.Refusal) string {

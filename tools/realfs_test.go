@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/shell"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -216,5 +217,21 @@ func TestReadRefusesFIFO(t *testing.T) {
 	}
 	if text, _, err := do(t, s, "search", map[string]any{"query": "x"}); err != nil {
 		t.Errorf("search beside a FIFO: %v %q", err, text)
+	}
+}
+
+// TestBashEffectThatCantBePlaced: a path the zones can't judge (empty,
+// relative, with a NUL) is an unknown path, never the vault root.
+func TestBashEffectThatCantBePlaced(t *testing.T) {
+	s, _ := realVault(t)
+	for _, p := range []string{"", "notes/a.md", "/x\x00y"} {
+		e := s.bashEffect(shell.Effect{Op: zones.OpDelete, Path: p, Command: "rm"})
+		if !e.Unknown || e.Path != "" {
+			t.Errorf("%q: %+v", p, e)
+		}
+		l := s.bashEffect(shell.Effect{Op: zones.OpLink, Path: "/v/x", Source: p})
+		if !l.SourceUnknown {
+			t.Errorf("link source %q: %+v", p, l)
+		}
 	}
 }
