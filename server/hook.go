@@ -92,14 +92,17 @@ func (g *Gate) Hook(ctx context.Context, p *config.Policy, in *HookInput) (HookA
 	caller := Caller{Via: ViaHook, Session: session, Policy: p, Cwd: in.Cwd}
 	switch {
 	case strings.HasPrefix(in.ToolName, "mcp__"+p.Hook.ServerName+"__"), hookAllows(p.Hook.Allow, in.ToolName):
-		g.recordPass(caller, in)
-		return HookAnswer{}, nil
+		// a pass the person can't see in the log is not let through
+		return HookAnswer{}, g.recordHook(caller, in, Allow, "", "")
 	case !hookBuiltins[in.ToolName]:
 		reason := policy.Phrase(p.Lang, "hook.tool", in.ToolName, p.Hook.ServerName)
-		g.recordDeny(caller, in, "hook", reason)
+		g.recordHook(caller, in, Deny, "hook", reason)
 		return HookAnswer{Deny: reason}, nil
 	}
 	o := g.Call(ctx, caller, in.ToolName, in.ToolInput, true)
+	if o.Decision == Allow && o.Err != nil {
+		return HookAnswer{}, o.Err // allowed, but not recorded: deny (exit 2)
+	}
 	if o.Decision == Allow {
 		if in.ToolName == "Read" {
 			for _, e := range o.Effects {
@@ -151,23 +154,21 @@ func (g *Gate) hookAfter(p *config.Policy, in *HookInput, state *policy.State) {
 	policy.MarkRead(state, real, fi.Size(), fi.ModTime())
 }
 
-func (g *Gate) recordPass(c Caller, in *HookInput) {
-	g.recordHook(c, in, Allow, "", "")
-}
-
-func (g *Gate) recordDeny(c Caller, in *HookInput, rule, reason string) {
-	g.recordHook(c, in, Deny, rule, reason)
-}
-
-func (g *Gate) recordHook(c Caller, in *HookInput, decision, rule, reason string) {
+// recordHook writes the audit line of a hook decision taken without the
+// gate (a pass, or a tool the hook does not judge).
+func (g *Gate) recordHook(c Caller, in *HookInput, decision, rule, reason string) error {
 	o := &Outcome{ID: audit.NewID(), Tool: in.ToolName, Decision: decision}
 	if reason != "" {
 		o.Deny = &policy.Deny{Rule: rule, Reason: reason}
 	}
 	o.Record = g.record(c, o, in.ToolInput, 0)
-	if g.log != nil {
-		g.log.Write(&o.Record)
+	if g.log == nil {
+		return nil
 	}
+	if err := g.log.Write(&o.Record); err != nil {
+		return fmt.Errorf("the audit log could not be written: %w", err)
+	}
+	return nil
 }
 
 // hookSessionTTL is how long a Claude Code session's state is kept unused.

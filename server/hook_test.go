@@ -204,3 +204,19 @@ func TestParseHookInput(t *testing.T) {
 		t.Errorf("deny JSON: %v", out)
 	}
 }
+
+// TestHookDeniesWhatItCantRecord: an allowed call whose audit line can't be
+// written is not let through (the hook then exits 2).
+func TestHookDeniesWhatItCantRecord(t *testing.T) {
+	g, p, v, _ := hookGate(t, "")
+	g.log.Close() // every later Write fails
+	for tool, input := range map[string]map[string]any{
+		"Read":             {"file_path": filepath.Join(v, "Welcome.md")},
+		"mcp__vault__read": {"path": "Welcome.md"},
+	} {
+		in := &HookInput{SessionID: "s", Cwd: v, HookEventName: "PreToolUse", ToolName: tool, ToolInput: input}
+		if a, err := g.Hook(context.Background(), p, in); err == nil && a.Deny == "" {
+			t.Errorf("%s was let through unrecorded", tool)
+		}
+	}
+}
