@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -34,9 +33,6 @@ type Gate struct {
 	// Calls that change files run one at a time, plan to run (see
 	// lockVault).
 	mutate sync.Mutex
-
-	// addTools registers more tools (bash) into each call's set.
-	addTools []func(*tools.Set, *config.Policy)
 }
 
 // Options configure a Gate.
@@ -53,9 +49,6 @@ type Options struct {
 func NewGate(cfg *config.Config, vault *tools.Vault, opt Options) *Gate {
 	return &Gate{cfg: cfg, vault: vault, log: opt.Audit, rules: opt.Rules}
 }
-
-// AddTools makes fn register extra tools into every call's tool set.
-func (g *Gate) AddTools(fn func(*tools.Set, *config.Policy)) { g.addTools = append(g.addTools, fn) }
 
 // Config returns the gate's configuration.
 func (g *Gate) Config() *config.Config { return g.cfg }
@@ -114,9 +107,6 @@ func (g *Gate) ToolSet(c Caller) *tools.Set {
 		Hook: c.Via == ViaHook, Cwd: c.Cwd}
 	if c.Session != nil {
 		s.State = c.Session.State
-	}
-	for _, fn := range g.addTools {
-		fn(s, c.Policy)
 	}
 	return s
 }
@@ -273,10 +263,4 @@ func redact(args map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-// IsMalformed reports whether err is a bad call rather than a failure.
-func IsMalformed(err error) bool {
-	var ae *tools.ArgError
-	return errors.As(err, &ae) || errors.Is(err, tools.ErrUnknownTool)
 }

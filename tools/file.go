@@ -207,7 +207,7 @@ func (s *Set) runRead(rel string, offset, limit int, partial bool) (*Result, err
 	if outside(rel) {
 		return nil, s.fail("outsideVault", rel)
 	}
-	f, err := s.Vault.Fs.Open(fsName(rel))
+	f, err := s.Vault.Fs.Open(rel)
 	if err != nil {
 		return nil, s.osFail(rel, err)
 	}
@@ -349,7 +349,7 @@ func planEdit(s *Set, a args) (*Plan, error) {
 			case !st.regular:
 				return nil, s.fail("notRegular", rel)
 			}
-			data, err := afero.ReadFile(s.Vault.Fs, fsName(rel))
+			data, err := afero.ReadFile(s.Vault.Fs, rel)
 			if err != nil {
 				return nil, s.osFail(rel, err)
 			}
@@ -378,16 +378,16 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 	fsys := s.Vault.Fs
 	dir := path.Dir(rel)
 	if dir != "." {
-		if err := fsys.MkdirAll(fsName(dir), 0o755); err != nil {
+		if err := fsys.MkdirAll(dir, 0o755); err != nil {
 			return s.osFail(dir, err)
 		}
 	}
 	// Where the Fs can hold the folder open, every step below acts on that
 	// one descriptor: a folder swapped for a link meanwhile can't redirect
 	// the write.
-	name, tmpDir := fsName(rel), fsName(dir)
+	name, tmpDir := rel, dir
 	if p, ok := fsys.(Pinner); ok {
-		pinned, err := p.Pin(fsName(dir))
+		pinned, err := p.Pin(dir)
 		if err != nil {
 			return s.osFail(dir, err)
 		}
@@ -445,7 +445,7 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 
 // syncDir makes a rename durable where the file system supports it.
 func syncDir(fsys afero.Fs, dir string) {
-	if d, err := fsys.Open(fsName(dir)); err == nil {
+	if d, err := fsys.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
@@ -521,7 +521,7 @@ func planMove(s *Set, a args) (*Plan, error) {
 				return nil, s.fail("overwriteDir", src)
 			}
 			if dir := path.Dir(dst); dir != "." {
-				if err := s.Vault.Fs.MkdirAll(fsName(dir), 0o755); err != nil {
+				if err := s.Vault.Fs.MkdirAll(dir, 0o755); err != nil {
 					return nil, s.osFail(dir, err)
 				}
 			}
@@ -538,7 +538,7 @@ func planMove(s *Set, a args) (*Plan, error) {
 			if r, ok := s.Vault.Fs.(NoReplaceRenamer); ok && !dstat.exists {
 				rename = r.RenameNoReplace
 			}
-			if err := rename(fsName(src), fsName(dst)); err != nil {
+			if err := rename(src, dst); err != nil {
 				if !dstat.exists && errors.Is(err, fs.ErrExist) {
 					return nil, s.fail("destExists", dst)
 				}
@@ -593,9 +593,9 @@ func planDelete(s *Set, a args) (*Plan, error) {
 			}
 			var err error
 			if e.Subtree {
-				err = fsys.RemoveAll(fsName(rel))
+				err = fsys.RemoveAll(rel)
 			} else {
-				err = fsys.Remove(fsName(rel))
+				err = fsys.Remove(rel)
 			}
 			if err != nil {
 				return nil, s.osFail(rel, err)
@@ -647,7 +647,7 @@ func (s *Set) subtreeEffects(root string, op zones.Op) ([]policy.Effect, error) 
 }
 
 func readDirNames(fsys afero.Fs, dir string, n int) ([]string, error) {
-	d, err := fsys.Open(fsName(dir))
+	d, err := fsys.Open(dir)
 	if err != nil {
 		return nil, err
 	}

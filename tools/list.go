@@ -216,7 +216,7 @@ func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byt
 		if glob != "" && !globMatch(glob, p) {
 			return nil
 		}
-		f, err := s.Vault.Fs.Open(fsName(p))
+		f, err := s.Vault.Fs.Open(p)
 		if err != nil {
 			return nil // vanished or unreadable: not a match
 		}
@@ -250,7 +250,7 @@ func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byt
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		d, err := s.Vault.Fs.Open(fsName(dir))
+		d, err := s.Vault.Fs.Open(dir)
 		if err != nil {
 			return nil
 		}

@@ -24,10 +24,7 @@ type Vault struct {
 	Fs   afero.Fs // confined to Root; names are vault-relative
 }
 
-// fsName turns a vault-relative path into a name for Fs.
-func fsName(rel string) string { return rel }
-
-func (v *Vault) lstat(rel string) (os.FileInfo, error) { return lstatIn(v.Fs, fsName(rel)) }
+func (v *Vault) lstat(rel string) (os.FileInfo, error) { return lstatIn(v.Fs, rel) }
 
 func lstatIn(fsys afero.Fs, name string) (os.FileInfo, error) {
 	if l, ok := fsys.(afero.Lstater); ok {
@@ -39,7 +36,7 @@ func lstatIn(fsys afero.Fs, name string) (os.FileInfo, error) {
 
 func (v *Vault) readlink(rel string) (string, error) {
 	if r, ok := v.Fs.(afero.LinkReader); ok {
-		return r.ReadlinkIfPossible(fsName(rel))
+		return r.ReadlinkIfPossible(rel)
 	}
 	return "", &fs.PathError{Op: "readlink", Path: rel, Err: errors.ErrUnsupported}
 }

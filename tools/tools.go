@@ -90,14 +90,6 @@ type Set struct {
 	// Cwd is the caller's working directory (the hook's), for relative
 	// paths and bash; "" is the vault root.
 	Cwd string
-	// Extra tools (bash) registered by other packages.
-	extra []Tool
-}
-
-// Add registers another tool in the set (the bash tool lives elsewhere).
-func (s *Set) Add(t Tool, plan func(s *Set, raw map[string]any) (*Plan, error)) {
-	t.plan = func(s *Set, a args) (*Plan, error) { return plan(s, a.m) }
-	s.extra = append(s.extra, t)
 }
 
 // Tools lists the set's tools in a fixed order.
@@ -109,7 +101,7 @@ func (s *Set) Tools() []Tool {
 	if s.Bash != nil && s.Bash.Enabled {
 		ts = append(ts, bashTool(s.Bash))
 	}
-	return append(ts, s.extra...)
+	return ts
 }
 
 // Lookup finds a tool by name.
