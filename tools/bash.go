@@ -119,7 +119,7 @@ func (s *Set) analyseBash(command, cwd string) (*Plan, error) {
 		cwd = s.Vault.Root
 	}
 	an, err := shell.Analyze(command, shell.Options{Vault: s.Vault.Root, Cwd: cwd, Resolve: s.resolveAbs})
-	plan := &Plan{Mutates: true}
+	plan := &Plan{}
 	var ref *shell.Refusal
 	switch {
 	case errors.As(err, &ref):

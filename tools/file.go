@@ -310,7 +310,6 @@ func planWrite(s *Set, a args) (*Plan, error) {
 	content := a.str("content")
 	return &Plan{
 		Effects: effects,
-		Mutates: true,
 		Run: func(context.Context) (*Result, error) {
 			if st.dir {
 				return nil, s.fail("isFolder", rel)
@@ -339,7 +338,6 @@ func planEdit(s *Set, a args) (*Plan, error) {
 	e.SymlinkTo = link
 	return &Plan{
 		Effects: []policy.Effect{e},
-		Mutates: true,
 		Run: func(context.Context) (*Result, error) {
 			switch {
 			case !st.exists:
@@ -504,7 +502,6 @@ func planMove(s *Set, a args) (*Plan, error) {
 	effects = append(append(effects, parents...), in)
 	return &Plan{
 		Effects: effects,
-		Mutates: true,
 		Run: func(context.Context) (*Result, error) {
 			switch {
 			case !sst.exists:
@@ -580,7 +577,6 @@ func planDelete(s *Set, a args) (*Plan, error) {
 	}
 	return &Plan{
 		Effects: effects,
-		Mutates: true,
 		Run: func(context.Context) (*Result, error) {
 			if !st.exists {
 				return nil, s.fail("notFound", rel)

@@ -76,7 +76,7 @@ func hookWrite(field string) func(*Set, args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return judgedOnly(&Plan{Effects: effects, Mutates: true}), nil
+		return judgedOnly(&Plan{Effects: effects}), nil
 	}
 }
 
@@ -91,7 +91,7 @@ func hookEdit(s *Set, a args) (*Plan, error) {
 	}
 	e := fileEffect(zones.OpModify, rel, st)
 	e.SymlinkTo = link
-	return judgedOnly(&Plan{Effects: []policy.Effect{e}, Mutates: true}), nil
+	return judgedOnly(&Plan{Effects: []policy.Effect{e}}), nil
 }
 
 // hookFind plans Glob and Grep: they walk a folder and show what is inside

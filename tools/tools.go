@@ -19,9 +19,6 @@ import (
 // Plan is what a call would do, and how to do it once judged.
 type Plan struct {
 	Effects []policy.Effect
-	// Mutates is true for calls that change files: they run one at a time
-	// per vault, so one call can't race another's check.
-	Mutates bool
 	// Refusal is the planner's own deny (bash: a command it can't analyse).
 	Refusal *policy.Deny
 	// Walled is true when the call will run inside the OS wall (bash).
