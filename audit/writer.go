@@ -212,7 +212,7 @@ func (w *Writer) recover(h *head, size int64) (head, error) {
 		if h != nil {
 			return head{Lines: h.Lines, Hash: h.Hash, Size: size}, nil
 		}
-		if l, ok, err = lastRotatedLink(w.path); err != nil {
+		if l, _, err = lastRotatedLink(w.path); err != nil { // none: start from zero
 			return head{}, err
 		}
 	}

@@ -451,7 +451,7 @@ func (c *Config) bash(prefix string, b bashFile) (Bash, error) {
 		if len(s.Commands) == 0 {
 			return Bash{}, fail(key+".commands", errors.New("name the programs that may receive the secret"))
 		}
-		out.Secrets = append(out.Secrets, Secret{Name: s.Name, FromEnv: s.FromEnv, Commands: s.Commands})
+		out.Secrets = append(out.Secrets, Secret(s))
 	}
 	return out, nil
 }
