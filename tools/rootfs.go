@@ -9,7 +9,7 @@ import (
 
 // RootFs is an afero.Fs over an *os.Root: no name, however spelt and
 // whatever symlinks it meets, can open anything outside the vault. It is
-// the production file system; unit tests use afero.MemMapFs.
+// the production file system; the gate's cell tests use afero.MemMapFs.
 type RootFs struct {
 	root *os.Root
 }
