@@ -15,7 +15,8 @@ import (
 	"github.com/vaultgate/vaultgate/zones"
 )
 
-// file mirrors the TOML document. Keys are the contract of DESIGN.md §2.
+// file mirrors the TOML document. Its keys are the config's contract with
+// users: renaming one breaks their files.
 type file struct {
 	Vault         string          `toml:"vault"`
 	Lang          string          `toml:"lang"`

@@ -101,7 +101,10 @@ func Helper() (code int) {
 	return fail(fmt.Errorf("exec %s: %w", p.Bash, err))
 }
 
-// raise builds the wall, in the order DESIGN.md §5 gives.
+// raise builds the wall from the outside in: the mounts while it may still
+// mount, then limits, the bounding set, the user switch, no_new_privs,
+// Landlock, and the last capabilities, since each step takes away what the
+// ones before it needed.
 func raise(p *helperPlan) error {
 	w := p.Wall
 	L := w.Layers

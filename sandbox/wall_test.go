@@ -268,8 +268,8 @@ done`,
 done`,
 }
 
-// allowedByWall is what the kernel lets a program do in each zone: DESIGN
-// §5's table. A create zone is an edit zone to the kernel.
+// allowedByWall is what the kernel lets a program do in each zone, per the
+// README's table of the wall. A create zone is an edit zone to the kernel.
 func allowedByWall(m zones.Mode, op string) bool {
 	switch m {
 	case zones.Write:

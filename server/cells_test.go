@@ -8,7 +8,7 @@ import (
 
 // TestZoneCellsEndToEnd drives each effect into a file of each zone through
 // the real tools on a MemMapFs, and checks the files afterwards: the zone
-// table of DESIGN.md §3, as the model meets it.
+// table of the README, as the model meets it.
 func TestZoneCellsEndToEnd(t *testing.T) {
 	zonesDirs := map[string]string{"write": "w", "edit": "e", "create": "c", "protected": "p", "hidden": "h", "none": "n"}
 	// read create modify delete move-out move-in
