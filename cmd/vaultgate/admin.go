@@ -15,7 +15,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/admin"
 	"github.com/vaultgate/vaultgate/config"
-	"github.com/vaultgate/vaultgate/server"
+	"github.com/vaultgate/vaultgate/transport"
 )
 
 // adminTokenEnv holds the panel's token. Like every VAULTGATE_* variable it
@@ -97,7 +97,7 @@ func notAnAgentToken(cfgPath, token string) error {
 	if err != nil {
 		return err
 	}
-	tokens, err := server.Tokens(cfg)
+	tokens, err := transport.Tokens(cfg)
 	if err != nil {
 		return nil // no HTTP agents configured, so none holds a token
 	}

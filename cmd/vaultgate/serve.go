@@ -18,7 +18,7 @@ import (
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
-	"github.com/vaultgate/vaultgate/server"
+	"github.com/vaultgate/vaultgate/transport"
 )
 
 func init() {
@@ -78,7 +78,7 @@ func serveStdio(cfg *config.Config) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errLog := log.New(os.Stderr, "vaultgate: ", 0)
-	if err := g.ServeStdio(ctx, p, session, os.Stdin, os.Stdout, errLog); err != nil && ctx.Err() == nil {
+	if err := transport.ServeStdio(ctx, g, p, session, os.Stdin, os.Stdout, errLog); err != nil && ctx.Err() == nil {
 		return fail(1, "%v", err)
 	}
 	return exitOK
@@ -118,7 +118,7 @@ func serveHTTP(cfg *config.Config, addr string) int {
 		host = "127.0.0.1" // loopback unless told otherwise
 	}
 	addr = net.JoinHostPort(host, port)
-	tokens, err := server.Tokens(cfg)
+	tokens, err := transport.Tokens(cfg)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -140,9 +140,9 @@ func serveHTTP(cfg *config.Config, addr string) int {
 	}
 	sort.Strings(names)
 	fmt.Fprintf(os.Stderr, "vaultgate %s: serving %s over Streamable HTTP at http://%s%s for agents %s\n",
-		version, cfg.Vault, ln.Addr(), server.Endpoint, strings.Join(names, ", "))
+		version, cfg.Vault, ln.Addr(), transport.Endpoint, strings.Join(names, ", "))
 	fmt.Fprintf(os.Stderr, "  audit log: %s\n", cfg.AuditPath)
-	srv := &http.Server{Handler: g.HTTPHandler(tokens), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: transport.HTTPHandler(g, tokens), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {

@@ -1,4 +1,4 @@
-package server
+package transport
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/server"
 )
 
 // minTokenLen is the shortest bearer token accepted: a guessable token is
@@ -64,17 +65,17 @@ func Tokens(cfg *config.Config) (map[string]string, error) {
 // names the agent, and the agent is the session: the protocol mcp-go speaks
 // here has no sessions of its own, and a client-chosen session id is no
 // identity.
-func (g *Gate) HTTPHandler(tokens map[string]string) http.Handler {
+func HTTPHandler(g *server.Gate, tokens map[string]string) http.Handler {
 	type agentRoute struct {
 		sum     [32]byte
 		handler http.Handler
 	}
 	var routes []agentRoute
 	for name, tok := range tokens {
-		p := g.cfg.Agents[name]
+		p := g.Config().Agents[name]
 		session := &policy.Session{ID: "http-" + name, Agent: name, State: policy.NewState()}
-		c := Caller{Via: ViaHTTP, Session: session, Policy: p}
-		s := g.MCP(p, func(context.Context) (Caller, error) { return c, nil })
+		c := server.Caller{Via: server.ViaHTTP, Session: session, Policy: p}
+		s := MCP(g, p, func(context.Context) (server.Caller, error) { return c, nil })
 		h := mcpserver.NewStreamableHTTPServer(s, mcpserver.WithEndpointPath(Endpoint))
 		routes = append(routes, agentRoute{sum: sha256.Sum256([]byte(tok)), handler: h})
 	}

@@ -1,9 +1,10 @@
-package server
+package transport
 
 import (
 	"testing"
 
 	"github.com/spf13/afero"
+	"github.com/vaultgate/vaultgate/server"
 )
 
 // TestZoneCellsEndToEnd drives each effect into a file of each zone through
@@ -35,7 +36,7 @@ hidden = ["h"]
 		}
 		// the move partner is a write zone: never laundering, never refused for its own sake
 		afero.WriteFile(fsys, "w/src.md", []byte("src"), 0o644)
-		e := newEnvWith(t, cfg, fsys, Options{})
+		e := newEnvWith(t, cfg, fsys, server.Options{})
 		f := dir + "/f.md"
 		ok := func(tool string, args map[string]any) bool {
 			_, isErr := e.call(tool, args)

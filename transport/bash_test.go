@@ -1,4 +1,4 @@
-package server
+package transport
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vaultgate/vaultgate/internal/vaulttest"
+	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/tools"
 )
 
@@ -32,7 +33,7 @@ max_timeout = "1m"
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rfs.Close() })
-	return newEnvWith(t, cfg, rfs, Options{}), vault
+	return newEnvWith(t, cfg, rfs, server.Options{}), vault
 }
 
 func TestBashTool(t *testing.T) {
@@ -111,7 +112,7 @@ commands = ["echo"]
 }
 
 func TestBashNeedsWallWhenRequired(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{}) // the sample config: wall = "required"
+	e := newEnv(t, memVault(t), server.Options{}) // the sample config: wall = "required"
 	e.mustFail("bash", map[string]any{"command": "ls"}, `wall = "required"`)
 	if r := e.lastRecord(); r["decision"] != "deny" || r["rule"] != "bash" {
 		t.Errorf("record: %v", r)

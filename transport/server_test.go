@@ -1,4 +1,4 @@
-package server
+package transport
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/server"
 )
 
 func TestListTools(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{})
+	e := newEnv(t, memVault(t), server.Options{})
 	res, err := e.client.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ func TestListTools(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{})
+	e := newEnv(t, memVault(t), server.Options{})
 	if got, want := e.mustOK("read", map[string]any{"path": "Welcome.md"}), e.file("Welcome.md"); got != want {
 		t.Errorf("read returned %q, want the file exactly: %q", got, want)
 	}
@@ -63,7 +64,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestWrite(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{})
+	e := newEnv(t, memVault(t), server.Options{})
 	e.mustOK("write", map[string]any{"path": "notes/new/deep/n.md", "content": "hello\n"})
 	if got := e.file("notes/new/deep/n.md"); got != "hello\n" {
 		t.Errorf("new file: %q", got)
@@ -94,7 +95,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestEdit(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{})
+	e := newEnv(t, memVault(t), server.Options{})
 	p := "notes/projects/2026/plan.md"
 	e.mustFail("edit", map[string]any{"path": p, "old_string": "ship", "new_string": "release"}, "Read it")
 	e.mustOK("read", map[string]any{"path": p})
@@ -114,7 +115,7 @@ func TestEdit(t *testing.T) {
 }
 
 func TestMove(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{})
+	e := newEnv(t, memVault(t), server.Options{})
 	e.mustOK("move", map[string]any{"source": "notes/ideas.md", "destination": "notes/archive/ideas.md"})
 	if e.exists("notes/ideas.md") || !e.exists("notes/archive/ideas.md") {
 		t.Error("move did not move")
@@ -140,7 +141,7 @@ func TestMove(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{})
+	e := newEnv(t, memVault(t), server.Options{})
 	e.mustFail("delete", map[string]any{"path": "мета/x.md"}, "Deleting is allowed in: мета/бобер")
 	if !e.exists("мета/x.md") {
 		t.Fatal("a protected file was deleted")
@@ -166,7 +167,7 @@ edit = ["."]
 protected = ["мета"]
 hidden = ["notes/projects"]
 `)
-	e := newEnvWith(t, cfg, fsys, Options{})
+	e := newEnvWith(t, cfg, fsys, server.Options{})
 	list := e.mustOK("list", map[string]any{"depth": 3})
 	for _, want := range []string{"notes/  [edit]", "мета/  [protected]", "notes/ideas.md", "💬 чаты/2026-11-30.md"} {
 		if !strings.Contains(list, want) {
@@ -194,7 +195,7 @@ hidden = ["notes/projects"]
 }
 
 func TestMalformedCalls(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{})
+	e := newEnv(t, memVault(t), server.Options{})
 	e.mustFail("read", map[string]any{}, `"path" is required`)
 	e.mustFail("read", map[string]any{"path": 7}, "must be a string")
 	e.mustFail("read", map[string]any{"path": "a", "offset": 1.5}, "whole number")
@@ -208,7 +209,7 @@ func TestMalformedCalls(t *testing.T) {
 }
 
 func TestAuditLines(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{})
+	e := newEnv(t, memVault(t), server.Options{})
 	secret := "TOP-SECRET-BODY-4711"
 	e.mustOK("write", map[string]any{"path": "notes/s.md", "content": secret})
 	e.mustFail("delete", map[string]any{"path": "мета/x.md"}, "protected")
@@ -267,7 +268,7 @@ func TestPanickingRuleIsAuditedDeny(t *testing.T) {
 		}
 		return nil
 	}}
-	e := newEnv(t, memVault(t), Options{Rules: []policy.Rule{boom}})
+	e := newEnv(t, memVault(t), server.Options{Rules: []policy.Rule{boom}})
 	e.mustFail("delete", map[string]any{"path": "мета/бобер/x.md"}, "my_rule")
 	if !e.exists("мета/бобер/x.md") {
 		t.Error("a call whose rule panicked ran")
@@ -287,13 +288,13 @@ func TestCustomRule(t *testing.T) {
 		}
 		return nil
 	}}
-	e := newEnv(t, memVault(t), Options{Rules: []policy.Rule{noTodo}})
+	e := newEnv(t, memVault(t), server.Options{Rules: []policy.Rule{noTodo}})
 	e.mustFail("write", map[string]any{"path": "notes/todo.md", "content": "x"}, "no files named todo")
 	e.mustOK("write", map[string]any{"path": "notes/done.md", "content": "x"})
 }
 
 func TestConcurrentCalls(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{})
+	e := newEnv(t, memVault(t), server.Options{})
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Add(1)
@@ -311,7 +312,7 @@ func TestConcurrentCalls(t *testing.T) {
 }
 
 func TestUnknownToolIsAudited(t *testing.T) {
-	e := newEnv(t, memVault(t), Options{})
+	e := newEnv(t, memVault(t), server.Options{})
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "format_disk"
 	req.Params.Arguments = map[string]any{"path": "/"}

@@ -1,4 +1,4 @@
-package server
+package transport
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/tools"
 )
 
@@ -21,11 +22,11 @@ import (
 var Version = "0.1.0"
 
 // CallerFunc tells who is calling, from the request's context.
-type CallerFunc func(ctx context.Context) (Caller, error)
+type CallerFunc func(ctx context.Context) (server.Caller, error)
 
 // MCP builds the MCP server for an agent: one tool per tool of its set, each
 // handler a thin call into Gate.Call.
-func (g *Gate) MCP(p *config.Policy, caller CallerFunc) *mcpserver.MCPServer {
+func MCP(g *server.Gate, p *config.Policy, caller CallerFunc) *mcpserver.MCPServer {
 	hooks := &mcpserver.Hooks{}
 	// mcp-go answers a call of a tool it does not have by itself, before
 	// any handler: audit it here, so that every call is a line.
@@ -43,7 +44,7 @@ func (g *Gate) MCP(p *config.Policy, caller CallerFunc) *mcpserver.MCPServer {
 		mcpserver.WithInstructions(instructions(p)),
 		mcpserver.WithHooks(hooks),
 	)
-	set := g.ToolSet(Caller{Policy: p})
+	set := g.ToolSet(server.Caller{Policy: p})
 	for _, t := range set.Tools() {
 		name := t.Name
 		s.AddTool(mcpTool(t), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -51,14 +52,14 @@ func (g *Gate) MCP(p *config.Policy, caller CallerFunc) *mcpserver.MCPServer {
 			if err != nil {
 				return mcp.NewToolResultError(err.Error()), nil
 			}
-			return g.Call(ctx, c, name, req.Params.Arguments, false).MCPResult(), nil
+			return Result(g.Call(ctx, c, name, req.Params.Arguments, false)), nil
 		})
 	}
 	return s
 }
 
-// MCPResult turns an outcome into what the model receives.
-func (o *Outcome) MCPResult() *mcp.CallToolResult {
+// Result turns an outcome into what the model receives.
+func Result(o *server.Outcome) *mcp.CallToolResult {
 	text := o.Text()
 	var r *mcp.CallToolResult
 	if o.Result != nil && o.Result.Structured != nil && o.Err == nil {
@@ -115,9 +116,9 @@ func instructions(p *config.Policy) string {
 
 // ServeStdio serves one agent over stdin and stdout until in closes. One
 // process is one session.
-func (g *Gate) ServeStdio(ctx context.Context, p *config.Policy, session *policy.Session, in io.Reader, out io.Writer, errLog *log.Logger) error {
-	c := Caller{Via: "stdio", Session: session, Policy: p}
-	s := g.MCP(p, func(context.Context) (Caller, error) { return c, nil })
+func ServeStdio(ctx context.Context, g *server.Gate, p *config.Policy, session *policy.Session, in io.Reader, out io.Writer, errLog *log.Logger) error {
+	c := server.Caller{Via: server.ViaStdio, Session: session, Policy: p}
+	s := MCP(g, p, func(context.Context) (server.Caller, error) { return c, nil })
 	stdio := mcpserver.NewStdioServer(s)
 	if errLog != nil {
 		stdio.SetErrorLogger(errLog)

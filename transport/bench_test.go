@@ -1,4 +1,4 @@
-package server
+package transport
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/tools"
 )
 
@@ -17,7 +18,7 @@ import (
 func BenchmarkReadRoundTrip(b *testing.B) {
 	fsys := memVault(b)
 	afero.WriteFile(fsys, "notes/4k.md", []byte(strings.Repeat("0123456789abcde\n", 256)), 0o644)
-	e := newEnv(b, fsys, Options{})
+	e := newEnv(b, fsys, server.Options{})
 	args := map[string]any{"path": "notes/4k.md"}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -50,7 +51,7 @@ hidden = ["notes/50"]
 		b.Fatal(err)
 	}
 	defer rfs.Close()
-	e := newEnvWith(b, cfg, rfs, Options{})
+	e := newEnvWith(b, cfg, rfs, server.Options{})
 	args := map[string]any{"query": "needle", "max_results": 1000}
 	b.ResetTimer()
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package server
+package transport
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/tools"
 )
 
@@ -57,12 +58,12 @@ protected = ["."]
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	g := NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, Options{Audit: w})
+	g := server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, server.Options{Audit: w})
 	tokens, err := Tokens(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(g.HTTPHandler(tokens))
+	srv := httptest.NewServer(HTTPHandler(g, tokens))
 	t.Cleanup(srv.Close)
 	return srv, vault, auditPath
 }
