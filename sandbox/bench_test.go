@@ -39,7 +39,7 @@ func BenchmarkExecBashTrue(b *testing.B) {
 // layers added one at a time, so each layer's share of the difference
 // shows: go test -run='^$' -bench=RunTrue -benchtime=200x ./sandbox
 func BenchmarkRunTrueWall(b *testing.B) {
-	full, err := ProbeWall().For(false, false, true)
+	full, err := ProbeWall("").For(false, false, true)
 	if err != nil {
 		b.Skipf("wall: required layer unavailable: %v", err)
 	}

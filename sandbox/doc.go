@@ -27,11 +27,13 @@
 //   - hold more than a bounded amount of a command's output in memory.
 //
 // With Request.Wall set, the command runs inside the OS wall (wall.go: the
-// plan, built from the zone table as data; helper_linux.go: the re-executed
-// binary that builds the new root, applies Landlock (landlock_linux.go, the
-// one place the plan becomes kernel rules), drops privileges and execs
-// bash). A binary that runs the wall must call Helper when IsHelper says
-// it was started as one (cmd/vaultgate/wall.go, and TestMain here). The
+// plan, built from the zone table as data; helper_linux.go: the helper
+// that builds the new root, applies Landlock (landlock_linux.go, the one
+// place the plan becomes kernel rules), drops privileges and execs bash).
+// The helper is the binary WallConfig.Helper names (cmd/vaultgate-wall,
+// which is nothing else), or else the running binary re-executed, which
+// must then call Helper when IsHelper says it was started as one
+// (cmd/vaultgate/wall.go, and TestMain here). The
 // wall must never build anything outside namespaces of its own, never run
 // bash with a layer the plan asked for missing, and never fall back to an
 // unwalled run by itself: best effort is the caller's choice (Probe.For).

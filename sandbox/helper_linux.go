@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,10 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// HelperArg is argv[1] of the vaultgate binary re-executed as the wall's
-// helper. It starts with a dash so that a binary without the hook (a test
-// binary of another package) refuses it as an unknown flag instead of
-// doing anything.
+// HelperArg is argv[1] of the wall's helper (vaultgate-wall, or the
+// vaultgate binary re-executed). It starts with a dash so that a binary
+// without the hook (a test binary of another package) refuses it as an
+// unknown flag instead of doing anything.
 const HelperArg = "-vaultgate-wall-helper"
 
 // The helper's descriptors: the plan (a sealed memfd) and the status pipe
@@ -28,8 +29,16 @@ const (
 	statusFD = 4
 )
 
+// planVersion names what a plan means. The helper may be a binary of
+// another build (vaultgate-wall beside an upgraded vaultgate), and one that
+// read a plan it does not understand could raise a wall with a layer
+// missing: it refuses any other version, and any field it does not know.
+// Bump it whenever a plan's fields or their meaning change.
+const planVersion = 1
+
 // helperPlan is what the helper reads on planFD.
 type helperPlan struct {
+	Version int      `json:"version"`
 	Wall    *Wall    `json:"wall,omitempty"`
 	Probe   bool     `json:"probe,omitempty"`
 	Bash    string   `json:"bash"`
@@ -81,24 +90,39 @@ func Helper() (code int) {
 	if err != nil {
 		return fail(fmt.Errorf("reading the plan: %w", err))
 	}
-	var p helperPlan
-	if err := json.Unmarshal(b, &p); err != nil {
-		return fail(fmt.Errorf("reading the plan: %w", err))
+	p, err := decodePlan(b)
+	if err != nil {
+		return fail(err)
 	}
 	if p.Probe {
-		rep := probeHere(&p)
+		rep := probeHere(p)
 		json.NewEncoder(status).Encode(rep)
 		return 0
 	}
 	if p.Wall == nil {
 		return fail(errors.New("no wall in the plan"))
 	}
-	if err := raise(&p); err != nil {
+	if err := raise(p); err != nil {
 		return fail(err)
 	}
 	status.WriteString("ready\n")
 	err = unix.Exec(p.Bash, p.Args, p.Env)
 	return fail(fmt.Errorf("exec %s: %w", p.Bash, err))
+}
+
+// decodePlan reads a plan strictly: a plan of another version, or with a
+// field this helper does not know, is refused rather than half obeyed.
+func decodePlan(b []byte) (*helperPlan, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p helperPlan
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("reading the plan: %w", err)
+	}
+	if p.Version != planVersion {
+		return nil, fmt.Errorf("the plan is version %d, this helper reads version %d: the helper and the server are of different builds", p.Version, planVersion)
+	}
+	return &p, nil
 }
 
 // raise builds the wall from the outside in: the mounts while it may still

@@ -28,6 +28,11 @@ type WallConfig struct {
 	Layers Layers
 	// Limits bound the call's processes; zero fields take DefaultLimits.
 	Limits Limits
+	// Helper is the wall's helper binary, absolute (HelperBeside finds
+	// vaultgate-wall); "" re-executes the running binary, whose main must
+	// then call Helper when IsHelper says so. A helper that can't start
+	// fails the call: there is no unwalled fallback.
+	Helper string
 }
 
 // Layers says which layers of the wall to raise.
@@ -126,6 +131,9 @@ type Wall struct {
 	// HostMountNS is the server's mount namespace (inode): the helper
 	// refuses to build anything unless it is in another one.
 	HostMountNS uint64 `json:"host_mount_ns"`
+	// Helper is the helper that builds this wall (WallConfig.Helper); the
+	// helper itself has no use for it.
+	Helper string `json:"-"`
 }
 
 // User is a run_as user, resolved.
@@ -209,7 +217,7 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 		return nil, errors.New("sandbox: wall: no zone table")
 	}
 	vault := t.Vault()
-	w := &Wall{Vault: vault, Home: home, Network: cfg.Network, Limits: cfg.Limits, Layers: cfg.Layers, Required: cfg.Required}
+	w := &Wall{Vault: vault, Home: home, Network: cfg.Network, Limits: cfg.Limits, Layers: cfg.Layers, Required: cfg.Required, Helper: cfg.Helper}
 	if w.Limits == (Limits{}) {
 		w.Limits = DefaultLimits
 	}
@@ -534,4 +542,9 @@ func (w *Wall) Describe(out io.Writer) {
 	}
 	fmt.Fprintf(out, "  limits   %d processes, %d MiB address space, %d MiB per file, %d files\n",
 		w.Limits.Procs, w.Limits.AS>>20, w.Limits.FileSize>>20, w.Limits.Files)
+	if w.Helper == "" {
+		fmt.Fprintf(out, "  helper   self (this binary, re-executed; no %s beside it)\n", HelperBinary)
+	} else {
+		fmt.Fprintf(out, "  helper   %s\n", w.Helper)
+	}
 }

@@ -36,10 +36,10 @@ func wallCloneflags(w *Wall) uintptr {
 	return f
 }
 
-// wallLaunch turns bash's launch into the helper's: /proc/self/exe (this
-// very binary, even if the file was replaced since) with HelperArg, the
-// plan on fd 3 and the status pipe on fd 4. The helper gets no
-// environment of its own: bash's is in the plan.
+// wallLaunch turns bash's launch into the helper's: the wall's Helper, or
+// /proc/self/exe (this very binary, even if the file was replaced since),
+// with HelperArg, the plan on fd 3 and the status pipe on fd 4. The helper
+// gets no environment of its own: bash's is in the plan.
 func wallLaunch(c *call, bash launchSpec) (launchSpec, *os.File, func(), error) {
 	w := c.wall
 	mnt, err := mountNS()
@@ -47,7 +47,7 @@ func wallLaunch(c *call, bash launchSpec) (launchSpec, *os.File, func(), error) 
 		return launchSpec{}, nil, nil, fmt.Errorf("sandbox: wall: own mount namespace: %w", err)
 	}
 	w.HostMountNS = mnt
-	plan := helperPlan{Wall: w, Bash: bash.path, Args: bash.args, Env: bash.env, Dir: bash.dir, UserNS: os.Geteuid() != 0, HostMNT: mnt}
+	plan := helperPlan{Version: planVersion, Wall: w, Bash: bash.path, Args: bash.args, Env: bash.env, Dir: bash.dir, UserNS: os.Geteuid() != 0, HostMNT: mnt}
 	if plan.Env == nil {
 		plan.Env = []string{}
 	}
@@ -64,8 +64,8 @@ func wallLaunch(c *call, bash launchSpec) (launchSpec, *os.File, func(), error) 
 		return launchSpec{}, nil, nil, fmt.Errorf("sandbox: wall: status pipe: %w", err)
 	}
 	spec := bash
-	spec.path = "/proc/self/exe"
-	spec.args = []string{"vaultgate", HelperArg}
+	spec.path = helperPath(w.Helper)
+	spec.args = []string{HelperBinary, HelperArg}
 	spec.env = []string{}
 	spec.dir = "/"
 	spec.files = []*os.File{pf, sw}
@@ -149,7 +149,7 @@ func wallLayers(w *Wall) []string {
 	if w.RunAs != nil {
 		out = append(out, "uid:"+w.RunAs.Name)
 	}
-	return out
+	return append(out, "helper:"+HelperName(w.Helper))
 }
 
 // makePlaceholders creates the plan's placeholders that are still absent,
@@ -202,15 +202,23 @@ func makePlaceholders(ps []Placeholder) (func(), error) {
 }
 
 var (
-	probeOnce sync.Once
-	probed    Probe
+	probeMu sync.Mutex
+	probed  = map[string]Probe{}
 )
 
-// ProbeWall reports which layers the wall can raise here. The result is
-// cached: the kernel does not change under a running server.
-func ProbeWall() Probe {
-	probeOnce.Do(func() { probed = probeWall() })
-	return probed
+// ProbeWall reports which layers the wall can raise here, by starting
+// helper (as WallConfig.Helper names it) in probe mode: a helper that
+// can't start or answer raises none. The result is cached per helper: the
+// kernel does not change under a running server.
+func ProbeWall(helper string) Probe {
+	probeMu.Lock()
+	defer probeMu.Unlock()
+	p, ok := probed[helper]
+	if !ok {
+		p = probeWall(helperPath(helper))
+		probed[helper] = p
+	}
+	return p
 }
 
 // probeReport is what the helper says in probe mode.
@@ -223,17 +231,17 @@ type probeReport struct {
 	Rlimits  string `json:"rlimits"`
 }
 
-func probeWall() Probe {
+func probeWall(helper string) Probe {
 	p := Probe{Missing: map[string]string{}, Root: os.Geteuid() == 0}
 	flags := uintptr(unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET)
-	rep, err := runProbe(flags)
+	rep, err := runProbe(helper, flags)
 	if err != nil {
 		// Find which namespace is refused, one at a time.
 		for _, ns := range []struct {
 			name string
 			flag uintptr
 		}{{"pid namespace", unix.CLONE_NEWPID}, {"mount namespace", unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS}, {"network namespace", unix.CLONE_NEWNET}} {
-			if _, err := runProbe(unix.CLONE_NEWPID | ns.flag); err != nil {
+			if _, err := runProbe(helper, unix.CLONE_NEWPID|ns.flag); err != nil {
 				p.Missing[ns.name] = err.Error()
 				flags &^= ns.flag
 			}
@@ -242,7 +250,7 @@ func probeWall() Probe {
 			p.Missing["mount namespace"] = "needs the pid namespace"
 			return p
 		}
-		if rep, err = runProbe(flags); err != nil {
+		if rep, err = runProbe(helper, flags); err != nil {
 			p.Missing["mount namespace"] = err.Error()
 			return p
 		}
@@ -274,13 +282,13 @@ func probeWall() Probe {
 }
 
 // runProbe starts the helper in probe mode with the given namespaces.
-func runProbe(flags uintptr) (probeReport, error) {
+func runProbe(helper string, flags uintptr) (probeReport, error) {
 	var rep probeReport
 	mnt, err := mountNS()
 	if err != nil {
 		return rep, err
 	}
-	plan := helperPlan{Probe: true, HostMNT: mnt}
+	plan := helperPlan{Version: planVersion, Probe: true, HostMNT: mnt}
 	pf, err := planFile(&plan)
 	if err != nil {
 		return rep, err
@@ -297,7 +305,7 @@ func runProbe(flags uintptr) (probeReport, error) {
 		attr.UidMappings, attr.GidMappings = userNSMaps(uid, gid, true)
 		attr.GidMappingsEnableSetgroups = false
 	}
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"vaultgate", HelperArg}, Env: []string{},
+	cmd := &exec.Cmd{Path: helper, Args: []string{HelperBinary, HelperArg}, Env: []string{},
 		Dir: "/", ExtraFiles: []*os.File{pf, sw}, SysProcAttr: attr}
 	if err := cmd.Start(); err != nil {
 		sw.Close()
@@ -314,7 +322,7 @@ func runProbe(flags uintptr) (probeReport, error) {
 	}
 	cmd.Wait()
 	if err != nil {
-		return rep, fmt.Errorf("the helper did not answer the probe (is this binary's main hooked to sandbox.Helper?): %w", err)
+		return rep, fmt.Errorf("the helper %s did not answer the probe (is its main hooked to sandbox.Helper?): %w", helper, err)
 	}
 	return rep, nil
 }

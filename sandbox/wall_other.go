@@ -4,7 +4,7 @@ package sandbox
 
 import "errors"
 
-// HelperArg is argv[1] of the vaultgate binary re-executed as the wall's helper.
+// HelperArg is argv[1] of the wall's helper.
 const HelperArg = "-vaultgate-wall-helper"
 
 // IsHelper reports whether this process was started as the wall's helper.
@@ -14,7 +14,7 @@ func IsHelper(args []string) bool { return len(args) > 1 && args[1] == HelperArg
 func Helper() int { return 125 }
 
 // ProbeWall reports that no layer of the wall exists off Linux.
-func ProbeWall() Probe {
+func ProbeWall(helper string) Probe {
 	return Probe{Missing: map[string]string{"mount namespace": "not Linux"}}
 }
 

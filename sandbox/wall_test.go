@@ -30,7 +30,7 @@ import (
 // wallLayers probes once and skips the test if a required layer is absent.
 func requireWall(t *testing.T) Layers {
 	t.Helper()
-	L, err := ProbeWall().For(false, false, true)
+	L, err := ProbeWall("").For(false, false, true)
 	if err != nil {
 		t.Skipf("wall: %v unavailable: %v", "required layer", err)
 	}

@@ -40,19 +40,19 @@ func bashTool(b *config.Bash) Tool {
 // "off" runs on the analysis alone. A wall counts as up, so that exec
 // effects may run, only when its new root is: without it hidden zones
 // can't be hidden.
-func bashWall(b *config.Bash) (*sandbox.WallConfig, error) {
+func bashWall(b *config.Bash, helper string) (*sandbox.WallConfig, error) {
 	if b.Wall == config.WallOff {
 		return nil, nil
 	}
 	required := b.Wall == config.WallRequired
-	layers, err := sandbox.ProbeWall().For(b.Network, b.RunAs != "", required)
+	layers, err := sandbox.ProbeWall(helper).For(b.Network, b.RunAs != "", required)
 	if err != nil {
 		return nil, err
 	}
 	if !layers.Mount {
 		return nil, nil
 	}
-	return &sandbox.WallConfig{Network: b.Network, RunAs: b.RunAs, Required: required, Layers: layers}, nil
+	return &sandbox.WallConfig{Network: b.Network, RunAs: b.RunAs, Required: required, Layers: layers, Helper: helper}, nil
 }
 
 func planBash(s *Set, a args) (*Plan, error) {
@@ -72,7 +72,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 	}
 	an := plan.analysis
 	root := s.Vault.Root
-	wall, wallErr := bashWall(b)
+	wall, wallErr := bashWall(b, s.Vault.WallHelper)
 	if wall != nil {
 		wall.Zones = s.Zones
 		plan.Walled = true

@@ -22,6 +22,9 @@ var errLinkLoop = errors.New("too many levels of symbolic links")
 type Vault struct {
 	Root string   // absolute, cleaned
 	Fs   afero.Fs // confined to Root; names are vault-relative
+	// WallHelper is the OS wall's helper binary for bash
+	// (sandbox.WallConfig.Helper); "" re-executes the running binary.
+	WallHelper string
 }
 
 func (v *Vault) lstat(rel string) (os.FileInfo, error) { return lstatIn(v.Fs, rel) }

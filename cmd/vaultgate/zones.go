@@ -124,6 +124,7 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 func printWall(p *config.Policy) int {
 	w, err := sandbox.BuildWall(&sandbox.WallConfig{
 		Zones: p.Zones, Network: p.Bash.Network, RunAs: p.Bash.RunAs, Required: p.Bash.Wall == config.WallRequired,
+		Helper: sandbox.HelperBeside(), // as serve starts it
 	}, "(a fresh home per call)")
 	if err != nil {
 		return fail(1, "%v", err)

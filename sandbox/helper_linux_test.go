@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+func TestDecodePlan(t *testing.T) {
+	good, _ := json.Marshal(&helperPlan{Version: planVersion, Probe: true})
+	if p, err := decodePlan(good); err != nil || !p.Probe {
+		t.Fatalf("a plan of this version: %+v, %v", p, err)
+	}
+	for name, plan := range map[string]string{
+		"no version":                `{"probe":true}`,
+		"older version":             `{"version":0,"probe":true}`,
+		"newer version":             `{"version":` + jsonInt(planVersion+1) + `,"probe":true}`,
+		"unknown field":             `{"version":` + jsonInt(planVersion) + `,"probe":true,"seccomp":"strict"}`,
+		"unknown field of the wall": `{"version":` + jsonInt(planVersion) + `,"wall":{"vault":"/v","landlock_net":[]}}`,
+		"not JSON":                  `{"version":`,
+	} {
+		if p, err := decodePlan([]byte(plan)); err == nil {
+			t.Errorf("%s: accepted as %+v", name, p)
+		}
+	}
+}
+
+func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// helperRequest is a walled request that writes a marker into a write
+// zone, so a test can tell whether bash ran at all.
+func helperRequest(t *testing.T, helper string) (Request, string) {
+	t.Helper()
+	L := requireWall(t)
+	dir := t.TempDir()
+	tab, err := zones.New(dir, []zones.Entry{{Path: ".", Mode: zones.Write}}, zones.Options{})
+	must(t, err)
+	r := Request{
+		Command: "echo walled; touch ran", Dir: dir, Env: []string{"PATH"}, Environ: os.Environ(),
+		Timeout: 20 * time.Second,
+		Wall:    &WallConfig{Zones: tab, Required: true, Layers: L, Helper: helper},
+	}
+	return r, filepath.Join(dir, "ran")
+}
+
+// TestWallHelperOfItsOwn starts the helper from a path, as vaultgate serve
+// starts vaultgate-wall (here the test binary by its file name, which
+// TestMain makes a helper), and the audit's layers say which helper it was.
+func TestWallHelperOfItsOwn(t *testing.T) {
+	exe, err := os.Executable()
+	must(t, err)
+	for helper, want := range map[string]string{exe: "helper:" + filepath.Base(exe), "": "helper:self"} {
+		r, marker := helperRequest(t, helper)
+		res, err := Run(context.Background(), r)
+		if err != nil || res.Stdout != "walled\n" {
+			t.Fatalf("helper %q: %v, stdout %q, stderr %q", helper, err, res.Stdout, res.Stderr)
+		}
+		if !slices.Contains(res.Isolation, "mountns") || !slices.Contains(res.Isolation, want) {
+			t.Errorf("helper %q: isolation %v, want mountns and %s", helper, res.Isolation, want)
+		}
+		if _, err := os.Stat(marker); err != nil {
+			t.Errorf("helper %q: bash did not run: %v", helper, err)
+		}
+	}
+}
+
+// TestWallHelperFailsClosed: a helper that is missing, or is not a
+// helper, fails the call, and bash never runs outside the wall instead.
+func TestWallHelperFailsClosed(t *testing.T) {
+	for name, helper := range map[string]string{
+		"missing":       filepath.Join(t.TempDir(), HelperBinary),
+		"not a helper":  "/bin/true",
+		"not a program": "/etc/hostname",
+	} {
+		r, marker := helperRequest(t, helper)
+		res, err := Run(context.Background(), r)
+		if err == nil {
+			t.Errorf("%s: the call ran: %+v", name, res)
+		}
+		if _, serr := os.Stat(marker); serr == nil || strings.Contains(res.Stdout, "walled") {
+			t.Errorf("%s: bash ran (%v): %q", name, err, res.Stdout)
+		}
+	}
+}
+
+// TestProbeWallHelperMissing: a helper that can't start raises no layer,
+// so a required wall is an error and a best-effort one is no wall.
+func TestProbeWallHelperMissing(t *testing.T) {
+	p := ProbeWall(filepath.Join(t.TempDir(), HelperBinary))
+	if p.Layers != (Layers{}) {
+		t.Fatalf("layers of a missing helper: %+v", p.Layers)
+	}
+	if _, err := p.For(false, false, true); err == nil || !strings.Contains(err.Error(), "mount namespace") {
+		t.Errorf("required wall with a missing helper: %v", err)
+	}
+	if L, err := p.For(false, false, false); err != nil || L.Mount {
+		t.Errorf("best-effort wall with a missing helper: %+v, %v", L, err)
+	}
+}
