@@ -10,14 +10,15 @@ import (
 	"testing"
 )
 
-// runHookBinary runs the built binary's hook with stdin, as Claude Code does.
-func runHookBinary(t *testing.T, cfg, stdin string) (string, string, int) {
+// runHookBinary runs a built binary's hook (hook is its argv: `vaultgate
+// hook` or `vaultgate-hook`) with stdin, as Claude Code does.
+func runHookBinary(t *testing.T, hook []string, cfg, stdin string) (string, string, int) {
 	t.Helper()
-	args := []string{"hook"}
+	args := append([]string(nil), hook[1:]...)
 	if cfg != "" {
 		args = append(args, "--config", cfg)
 	}
-	cmd := exec.Command(binary(t), args...)
+	cmd := exec.Command(hook[0], args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -37,7 +38,19 @@ func hookJSON(session, cwd, tool string, input map[string]any) string {
 	return string(b)
 }
 
+// TestHookBinary runs the same calls through `vaultgate hook` and
+// vaultgate-hook: one command, two binaries.
 func TestHookBinary(t *testing.T) {
+	hooks := map[string][]string{
+		"vaultgate hook": {binary(t), "hook"},
+		"vaultgate-hook": {filepath.Join(bundle(t), "vaultgate-hook")},
+	}
+	for name, hook := range hooks {
+		t.Run(name, func(t *testing.T) { testHookBinary(t, hook) })
+	}
+}
+
+func testHookBinary(t *testing.T, hook []string) {
 	vault, cfg, _ := sampleVault(t)
 	deny := func(out string) string {
 		var r struct {
@@ -54,20 +67,20 @@ func TestHookBinary(t *testing.T) {
 		return r.HookSpecificOutput.PermissionDecisionReason
 	}
 	// allowed: nothing printed, exit 0
-	out, errOut, code := runHookBinary(t, cfg, hookJSON("s", vault, "Read", map[string]any{"file_path": filepath.Join(vault, "Welcome.md")}))
+	out, errOut, code := runHookBinary(t, hook, cfg, hookJSON("s", vault, "Read", map[string]any{"file_path": filepath.Join(vault, "Welcome.md")}))
 	if code != 0 || out != "" {
 		t.Errorf("allowed Read: exit %d, out %q, err %q", code, out, errOut)
 	}
 	// denied: the deny JSON, exit 0
-	out, _, code = runHookBinary(t, cfg, hookJSON("s", vault, "Write", map[string]any{"file_path": filepath.Join(vault, "мета/x.md"), "content": "x"}))
+	out, _, code = runHookBinary(t, hook, cfg, hookJSON("s", vault, "Write", map[string]any{"file_path": filepath.Join(vault, "мета/x.md"), "content": "x"}))
 	if code != 0 || !strings.Contains(deny(out), "zone protected") {
 		t.Errorf("denied Write: exit %d, out %q", code, out)
 	}
-	out, _, code = runHookBinary(t, cfg, hookJSON("s", vault, "Bash", map[string]any{"command": "node -e 1"}))
+	out, _, code = runHookBinary(t, hook, cfg, hookJSON("s", vault, "Bash", map[string]any{"command": "node -e 1"}))
 	if code != 0 || !strings.Contains(deny(out), `run "node"`) {
 		t.Errorf("denied Bash: exit %d, out %q", code, out)
 	}
-	out, _, code = runHookBinary(t, cfg, hookJSON("s", vault, "SomeNewTool", map[string]any{}))
+	out, _, code = runHookBinary(t, hook, cfg, hookJSON("s", vault, "SomeNewTool", map[string]any{}))
 	if code != 0 || !strings.Contains(deny(out), "not allowed here") {
 		t.Errorf("unknown tool: exit %d, out %q", code, out)
 	}
@@ -82,7 +95,7 @@ func TestHookBinary(t *testing.T) {
 		"no config flag": {"", hookJSON("s", vault, "Read", map[string]any{"file_path": "/x"})},
 		"broken config":  {broken, hookJSON("s", vault, "Read", map[string]any{"file_path": "/x"})},
 	} {
-		out, errOut, code := runHookBinary(t, c.cfg, c.stdin)
+		out, errOut, code := runHookBinary(t, hook, c.cfg, c.stdin)
 		if code != 2 || out != "" || !strings.Contains(errOut, "denied") {
 			t.Errorf("%s: exit %d, out %q, err %q", name, code, out, errOut)
 		}

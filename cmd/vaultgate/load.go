@@ -4,10 +4,9 @@ import (
 	"errors"
 	"flag"
 
-	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/server"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 // source is the --config / --vault pair most commands take.
@@ -34,23 +33,8 @@ func (s *source) load() (*config.Config, error) {
 }
 
 // openGate opens the vault's file system and, unless dry, the audit log.
+// A bash call's wall is built by vaultgate-wall when it lies beside this
+// binary, and by this binary re-executed otherwise (go run).
 func openGate(cfg *config.Config, dry bool) (*server.Gate, func(), error) {
-	rfs, err := tools.OpenNoFollowFs(cfg.Vault)
-	if err != nil {
-		return nil, nil, err
-	}
-	var w *audit.Writer
-	if !dry {
-		if w, err = audit.Open(cfg.AuditPath, audit.Options{MaxSize: cfg.MaxSize, Mask: secretValues(cfg)}); err != nil {
-			rfs.Close()
-			return nil, nil, err
-		}
-	}
-	g := server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, server.Options{Audit: w})
-	return g, func() {
-		if w != nil {
-			w.Close()
-		}
-		rfs.Close()
-	}, nil
+	return server.Open(cfg, server.OpenOptions{Dry: dry, WallHelper: sandbox.HelperBeside()})
 }

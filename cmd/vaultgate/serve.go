@@ -96,19 +96,6 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// secretValues are the values of configured secrets, to be masked in the log.
-func secretValues(cfg *config.Config) []string {
-	var out []string
-	for _, p := range cfg.Agents {
-		for _, s := range p.Bash.Secrets {
-			if v := os.Getenv(s.FromEnv); v != "" {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
-}
-
 func serveHTTP(cfg *config.Config, addr string) int {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

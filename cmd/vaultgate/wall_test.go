@@ -21,7 +21,8 @@ import (
 // TestWallBinary drives the built binary's bash tool with the wall on, as
 // the held-out checks do: a program of unknown effect (python3) runs, may
 // create in an edit zone, and can't touch a protected file; the audit line
-// records the layers that were up.
+// records the layers that were up, and the helper that raised them:
+// vaultgate-wall where it lies beside vaultgate, vaultgate itself otherwise.
 func TestWallBinary(t *testing.T) {
 	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
 		t.Skip("wall: the end-to-end wall test runs as root (CI runs it)")
@@ -30,12 +31,17 @@ func TestWallBinary(t *testing.T) {
 	if _, err := os.Stat(python); err != nil {
 		t.Fatalf("wall: %s is missing (apt-get install python3): the wall binds only system folders", python)
 	}
-	for _, mode := range []string{"required", "best-effort"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct{ mode, bin, helper string }{
+		{"required", binary(t), "helper:self"},
+		{"best-effort", binary(t), "helper:self"},
+		{"required", filepath.Join(bundle(t), "vaultgate"), "helper:vaultgate-wall"},
+	} {
+		mode := tc.mode
+		t.Run(mode+"/"+tc.helper, func(t *testing.T) {
 			vault, cfg, auditPath := sampleVault(t)
 			body, _ := os.ReadFile(cfg)
 			os.WriteFile(cfg, append(body, []byte("[bash]\nwall = \""+mode+"\"\ntimeout = \"20s\"\n")...), 0o644)
-			c, err := client.NewStdioMCPClient(binary(t), []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, "serve", "--config", cfg)
+			c, err := client.NewStdioMCPClient(tc.bin, []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, "serve", "--config", cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +101,7 @@ except OSError as e:
 				}
 			}
 			layers := strings.Join(wall, " ")
-			for _, want := range []string{"pidns", "mountns", "netns", "landlock", "nonewprivs", "caps-dropped"} {
+			for _, want := range []string{"pidns", "mountns", "netns", "landlock", "nonewprivs", "caps-dropped", tc.helper} {
 				if !strings.Contains(layers, want) {
 					t.Errorf("audit wall %q lacks %s", layers, want)
 				}

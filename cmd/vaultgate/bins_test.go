@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	bundleOnce sync.Once
+	bundlePath string
+	bundleErr  error
+)
+
+// bundle builds vaultgate, vaultgate-hook and vaultgate-wall into one
+// folder, as they are installed, once per test run.
+func bundle(t *testing.T) string {
+	t.Helper()
+	bundleOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "vaultgate-bundle-")
+		if err != nil {
+			bundleErr = err
+			return
+		}
+		bundlePath = dir
+		for _, pkg := range []string{".", "../vaultgate-hook", "../vaultgate-wall"} {
+			name := filepath.Base(pkg)
+			if pkg == "." {
+				name = "vaultgate"
+			}
+			if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
+				bundleErr = err
+				t.Logf("%s: %s", pkg, out)
+				return
+			}
+		}
+	})
+	if bundleErr != nil {
+		t.Fatal(bundleErr)
+	}
+	return bundlePath
+}
+
+// heavy are the packages the small binaries must not link: each costs
+// every hook call or walled bash call its init (jsonschema compiles its
+// metaschemas), or is there for the server alone.
+var heavy = []string{
+	"github.com/mark3labs/mcp-go",
+	"github.com/santhosh-tekuri/jsonschema",
+	"github.com/google/jsonschema-go",
+	"github.com/modelcontextprotocol/go-sdk",
+	"github.com/chromedp",
+	"github.com/google/cel-go",
+	"github.com/vaultgate/vaultgate/admin",
+	"github.com/vaultgate/vaultgate/transport",
+}
+
+// TestLeanBinaries keeps the hook's and the wall helper's import graphs
+// free of what they do not use.
+func TestLeanBinaries(t *testing.T) {
+	for pkg, banned := range map[string][]string{
+		"../vaultgate-hook": heavy,
+		// The helper only builds the wall: not even the gate.
+		"../vaultgate-wall": append(heavy, "github.com/vaultgate/vaultgate/server", "github.com/vaultgate/vaultgate/tools", "github.com/vaultgate/vaultgate/shell"),
+	} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < 10 {
+			t.Fatalf("go list -deps %s: only %v", pkg, deps)
+		}
+		for _, d := range deps {
+			for _, b := range banned {
+				if d == b || strings.HasPrefix(d, b+"/") {
+					t.Errorf("%s links %s", pkg, d)
+				}
+			}
+		}
+	}
+}
+
+// inits runs a binary with GODEBUG=inittrace=1 and returns the packages
+// whose init ran.
+func inits(t *testing.T, bin string, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	cmd.Stdin = strings.NewReader("")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	cmd.Run() // the exit status is not the point
+	var pkgs []string
+	for _, line := range strings.Split(errb.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "init" {
+			pkgs = append(pkgs, f[1])
+		}
+	}
+	if len(pkgs) == 0 {
+		t.Fatalf("%s: no init trace in %q", bin, errb.String())
+	}
+	return pkgs
+}
+
+// TestSmallBinariesSkipMCPInit: what the hook and the helper start up is
+// theirs alone, while vaultgate itself still runs jsonschema's init (so
+// the check can see it).
+func TestSmallBinariesSkipMCPInit(t *testing.T) {
+	dir := bundle(t)
+	runsJSONSchema := func(pkgs []string) bool {
+		for _, p := range pkgs {
+			if strings.Contains(p, "jsonschema") || strings.HasPrefix(p, "github.com/mark3labs/") {
+				return true
+			}
+		}
+		return false
+	}
+	if !runsJSONSchema(inits(t, filepath.Join(dir, "vaultgate"), "--help")) {
+		t.Fatal("vaultgate --help shows no jsonschema init: the trace check sees nothing")
+	}
+	for bin, args := range map[string][]string{
+		"vaultgate-hook": {"--config", filepath.Join(t.TempDir(), "none.toml")},
+		"vaultgate-wall": nil,
+	} {
+		if pkgs := inits(t, filepath.Join(dir, bin), args...); runsJSONSchema(pkgs) {
+			t.Errorf("%s runs an MCP library's init: %v", bin, pkgs)
+		}
+	}
+}
+
+// TestZonesWallNamesItsHelper: zones --wall says which helper serve would
+// start — vaultgate-wall beside the binary, or the binary itself.
+func TestZonesWallNamesItsHelper(t *testing.T) {
+	_, cfg, _ := sampleVault(t)
+	dir := bundle(t)
+	for bin, want := range map[string]string{
+		filepath.Join(dir, "vaultgate"): "helper   " + filepath.Join(dir, "vaultgate-wall"),
+		binary(t):                       "helper   self",
+	} {
+		out, err := exec.Command(bin, "zones", "--config", cfg, "--wall").Output()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("%s zones --wall: %v, want %q in\n%s", bin, err, want, out)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+// Package hookcmd is the Claude Code hook as a command: it reads the hook's
+// JSON on stdin, judges it through server.Gate.Hook within a time budget,
+// and answers as Claude Code reads an answer. `vaultgate hook` and the
+// vaultgate-hook binary both run it, so the two can't differ.
+//
+// Claude Code lets a call through when a hook crashes, times out or prints
+// bad JSON. So this package must never end in any of those ways: every
+// failure of its own exits 2 with the reason on stderr, which Claude Code
+// treats as a deny.
+package hookcmd
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/server"
+)
+
+// Budget is the hook's own time limit, well under Claude Code's hook
+// timeout: past it the hook denies rather than let Claude Code time it
+// out, which would let the call through.
+const Budget = 5 * time.Second
+
+// maxInput bounds what the hook reads from stdin (a Write's content
+// travels in it).
+const maxInput = 64 << 20
+
+// Exit statuses, as Claude Code reads them.
+const (
+	ExitAnswered = 0 // judged: a deny is the JSON on stdout, an allow prints nothing
+	ExitDenied   = 2 // a failure of the hook's own: Claude Code blocks the call and shows stderr
+)
+
+// Usage, Summary and Help describe the command to a person.
+const (
+	Usage   = "--config FILE [--agent NAME]"
+	Summary = "the Claude Code PreToolUse hook: judge a built-in tool call"
+	Help    = `Reads Claude Code's hook JSON on stdin and judges the call by the same
+effects and rules as the vault's own tools. On a deny it prints Claude
+Code's deny JSON; on an allow it prints nothing. The vault's own tools
+(mcp__<server_name>__*) pass; any other tool is denied unless [hook] allow
+lists it. A built-in Bash is never walled, so commands of unknown effect
+are always denied.
+
+Claude Code lets a call through when a hook crashes, times out or prints
+bad JSON, so every failure of the hook's own — empty or broken input, a
+missing config, a panic, running out of its time budget — exits 2 with
+the reason on stderr, which Claude Code treats as a deny.
+
+As a PostToolUse hook it records the files Claude Code read or wrote, so
+that read_before_write knows them.`
+)
+
+// Flags are the command's flags.
+type Flags struct {
+	Config string // the policy file; required
+	Agent  string // judge as this agent of the config
+}
+
+// Register defines the flags on fs.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Config, "config", "", "the policy file (TOML); required")
+	fs.StringVar(&f.Agent, "agent", config.DefaultAgent, "judge as this agent of the config")
+}
+
+// Run judges the one call on stdin and returns the exit status: a panic
+// or a check that outlives Budget is a deny like any other failure.
+func Run(f Flags, stdin io.Reader, stdout, stderr io.Writer) int {
+	h := &hook{flags: f, stdout: stdout, stderr: stderr}
+	done := make(chan int, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- h.deny("internal error: %v", p)
+			}
+		}()
+		done <- h.judge(stdin)
+	}()
+	select {
+	case code := <-done:
+		return code
+	case <-time.After(Budget):
+		return h.deny("the check took longer than its %s budget", Budget)
+	}
+}
+
+type hook struct {
+	flags          Flags
+	stdout, stderr io.Writer
+}
+
+// deny is the exit of every failure of the hook's own.
+func (h *hook) deny(format string, args ...any) int {
+	fmt.Fprintf(h.stderr, "vaultgate hook: denied: "+format+"\n", args...)
+	return ExitDenied
+}
+
+func (h *hook) judge(stdin io.Reader) int {
+	if h.flags.Config == "" {
+		return h.deny("no --config given")
+	}
+	data, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
+	if err != nil {
+		return h.deny("reading stdin: %v", err)
+	}
+	if len(data) > maxInput {
+		return h.deny("the hook input is over %d MiB", maxInput>>20)
+	}
+	in, err := server.ParseHookInput(data)
+	if err != nil {
+		return h.deny("%v", err)
+	}
+	cfg, err := config.Load(h.flags.Config)
+	if err != nil {
+		return h.deny("config: %v", err)
+	}
+	p := cfg.Policy(h.flags.Agent)
+	if p == nil {
+		return h.deny("no agent %q in the config", h.flags.Agent)
+	}
+	// The hook never runs bash: it needs no wall helper.
+	g, closeAll, err := server.Open(cfg, server.OpenOptions{})
+	if err != nil {
+		return h.deny("%v", err)
+	}
+	defer closeAll()
+	ctx, cancel := context.WithTimeout(context.Background(), Budget)
+	defer cancel()
+	answer, err := g.Hook(ctx, p, in)
+	if err != nil {
+		return h.deny("%v", err)
+	}
+	if answer.Deny != "" {
+		if _, err := h.stdout.Write(append(answer.JSON(), '\n')); err != nil {
+			return h.deny("%s", answer.Deny)
+		}
+	}
+	return ExitAnswered
+}
