@@ -148,3 +148,24 @@ func TestZonesWallNamesItsHelper(t *testing.T) {
 		}
 	}
 }
+
+// TestInitNamesTheSmallHook: the settings init prints start vaultgate-hook
+// where it is installed beside vaultgate, and `vaultgate hook` otherwise.
+func TestInitNamesTheSmallHook(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "vaultgate")
+	if got, want := hookCommand(exe), exe+" hook"; got != want {
+		t.Errorf("alone: %q, want %q", got, want)
+	}
+	hook := filepath.Join(dir, "vaultgate-hook")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := hookCommand(exe); got != hook {
+		t.Errorf("beside vaultgate-hook: %q, want %q", got, hook)
+	}
+	_, settings := claudeSnippets(exe, "/c.toml")
+	if !strings.Contains(string(settings), `"command": "`+hook+` --config /c.toml || exit 2"`) {
+		t.Errorf("settings snippet:\n%s", settings)
+	}
+}

@@ -135,6 +135,16 @@ func shellQuote(s string) string {
 	return s
 }
 
+// hookCommand is how Claude Code starts the hook: vaultgate-hook, which
+// starts faster, where it lies beside exe; exe's hook command otherwise.
+func hookCommand(exe string) string {
+	hook := filepath.Join(filepath.Dir(exe), "vaultgate-hook")
+	if fi, err := os.Stat(hook); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		return shellQuote(hook)
+	}
+	return shellQuote(exe) + " hook"
+}
+
 // claudeSnippets returns the .mcp.json and settings.json that make Claude
 // Code use vaultgate: the vault's tools over stdio, the built-in writing
 // tools denied, no permission prompts, and the hook judging every other tool.
@@ -147,7 +157,7 @@ func claudeSnippets(exe, cfg string) (mcpJSON, settingsJSON []byte) {
 	// Claude Code lets a call through when a hook command fails to start
 	// (exit 127) or dies with a code other than 2, and has no setting to
 	// fail closed; "|| exit 2" is that setting, in the shell it runs hooks in.
-	hook := shellQuote(exe) + " hook --config " + shellQuote(cfg) + " || exit 2"
+	hook := hookCommand(exe) + " --config " + shellQuote(cfg) + " || exit 2"
 	entry := func(matcher string) []any {
 		return []any{map[string]any{"matcher": matcher, "hooks": []any{map[string]any{
 			"type": "command", "command": hook, "timeout": 30,
