@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,23 +84,7 @@ except OSError as e:
 				t.Errorf("a file in the edit zone was deleted: %v", err)
 			}
 			c.Close()
-			f, err := os.Open(auditPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			var wall []string
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				var r struct {
-					Tool string
-					Wall []string
-				}
-				json.Unmarshal(sc.Bytes(), &r)
-				if r.Tool == "bash" {
-					wall = r.Wall
-				}
-			}
+			wall := lastBashWall(t, auditPath)
 			layers := strings.Join(wall, " ")
 			for _, want := range []string{"pidns", "mountns", "netns", "landlock", "nonewprivs", "caps-dropped", tc.helper} {
 				if !strings.Contains(layers, want) {
@@ -150,7 +135,45 @@ func TestWallBinaryUnprivileged(t *testing.T) {
 	cfg := filepath.Join(dir, "c.toml")
 	os.WriteFile(cfg, []byte("vault = \"vault\"\n[audit]\npath = \"state/audit.jsonl\"\n[zones]\nedit = [\".\"]\nprotected = [\"p\"]\n[bash]\nwall = \"required\"\n"), 0o644)
 	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, uid, gid) })
-	bin := binary(t)
+	// vaultgate alone re-executes itself as the helper; beside
+	// vaultgate-wall it starts that, which the user must be able to run too.
+	for _, tc := range []struct{ bin, helper string }{
+		{binary(t), "helper:self"},
+		{filepath.Join(bundle(t), "vaultgate"), "helper:vaultgate-wall"},
+	} {
+		t.Run(tc.helper, func(t *testing.T) {
+			runUnprivileged(t, tc.bin, setpriv, u, uid, vault, cfg, dir)
+			if wall := lastBashWall(t, filepath.Join(dir, "state", "audit.jsonl")); !slices.Contains(wall, tc.helper) {
+				t.Errorf("audit wall %v lacks %s", wall, tc.helper)
+			}
+		})
+	}
+}
+
+// lastBashWall is the wall field of the audit log's last bash line.
+func lastBashWall(t *testing.T, auditPath string) []string {
+	t.Helper()
+	f, err := os.Open(auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var wall []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r struct {
+			Tool string
+			Wall []string
+		}
+		json.Unmarshal(sc.Bytes(), &r)
+		if r.Tool == "bash" {
+			wall = r.Wall
+		}
+	}
+	return wall
+}
+
+func runUnprivileged(t *testing.T, bin, setpriv string, u *user.User, uid int, vault, cfg, dir string) {
 	for d := filepath.Dir(bin); d != "/"; d = filepath.Dir(d) {
 		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
 			os.Chmod(d, fi.Mode().Perm()|0o711) // the user must reach the binary
