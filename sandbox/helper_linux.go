@@ -33,7 +33,8 @@ const (
 // another build (vaultgate-wall beside an upgraded vaultgate), and one that
 // read a plan it does not understand could raise a wall with a layer
 // missing: it refuses any other version, and any field it does not know.
-// Bump it whenever a plan's fields or their meaning change.
+// Bump it whenever a plan's fields or their meaning change
+// (TestPlanShapeIsVersioned notices a change of fields).
 const planVersion = 1
 
 // helperPlan is what the helper reads on planFD.

@@ -2,9 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -102,5 +105,46 @@ func TestProbeWallHelperMissing(t *testing.T) {
 	}
 	if L, err := p.For(false, false, false); err != nil || L.Mount {
 		t.Errorf("best-effort wall with a missing helper: %+v, %v", L, err)
+	}
+}
+
+// planShape spells out the plan's type, field by field, as the helper
+// decodes it.
+func planShape(t reflect.Type, seen map[reflect.Type]bool) string {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice:
+		return t.Kind().String() + " " + planShape(t.Elem(), seen)
+	case reflect.Map:
+		return "map " + planShape(t.Key(), seen) + " " + planShape(t.Elem(), seen)
+	case reflect.Struct:
+		if seen[t] {
+			return t.Name()
+		}
+		seen[t] = true
+		var b strings.Builder
+		b.WriteString(t.Name() + "{")
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if tag := f.Tag.Get("json"); tag != "-" && f.IsExported() {
+				b.WriteString(f.Name + " " + tag + " " + planShape(f.Type, seen) + "; ")
+			}
+		}
+		return b.String() + "}"
+	}
+	return t.Kind().String()
+}
+
+// planShapes pins the plan's shape for each planVersion.
+var planShapes = map[int]string{
+	1: "e5efb1ae20b4582e",
+}
+
+// TestPlanShapeIsVersioned: a change to what the plan holds must come with
+// a new planVersion, or a helper of the old build would read the new plan.
+func TestPlanShapeIsVersioned(t *testing.T) {
+	sum := sha256.Sum256([]byte(planShape(reflect.TypeFor[helperPlan](), map[reflect.Type]bool{})))
+	got := hex.EncodeToString(sum[:8])
+	if want := planShapes[planVersion]; got != want {
+		t.Errorf("the plan's shape is %s, planShapes[%d] is %q: if the plan changed, bump planVersion and pin its new shape", got, planVersion, want)
 	}
 }
