@@ -72,7 +72,8 @@ type Result struct {
 	// processes were found in /proc and killed); then the wall's layers,
 	// when it was up: "mountns", "ipcns", "utsns", "netns",
 	// "landlock-abiN", "nonewprivs", "caps-dropped", "rlimits",
-	// "pidmax-N", "uid:NAME".
+	// "pidmax-N", "uid:NAME", and the helper that raised them:
+	// "helper:self" (this binary re-executed) or "helper:vaultgate-wall".
 	Isolation []string
 }
 
