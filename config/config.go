@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -35,13 +36,8 @@ type auditFile struct {
 	MaxSize size   `toml:"max_size"`
 }
 
-type zonesFile struct {
-	Write     []string `toml:"write"`
-	Create    []string `toml:"create"`
-	Edit      []string `toml:"edit"`
-	Protected []string `toml:"protected"`
-	Hidden    []string `toml:"hidden"`
-}
+// zonesFile maps a zone kind's name (zones.ParseMode) to its folders.
+type zonesFile map[string][]string
 
 type rulesFile struct {
 	ReadBeforeWrite bool `toml:"read_before_write"`
@@ -180,8 +176,8 @@ func defaults() file {
 		CaseSensitive: caseSensitivity{auto: true},
 		Audit:         auditFile{Path: "~/.local/state/vaultgate/audit.jsonl", MaxSize: 100 << 20},
 		Zones: zonesFile{
-			Edit:      []string{"."},
-			Protected: []string{".obsidian", ".trash"},
+			"edit":      {"."},
+			"protected": {".obsidian", ".trash"},
 		},
 		Rules: rulesFile{ReadBeforeWrite: true},
 		Bash: bashFile{
@@ -224,7 +220,7 @@ func Default(vault string) (*Config, error) {
 func parse(abs, data string) (*Config, error) {
 	f := defaults()
 	defaultZones := f.Zones
-	f.Zones = zonesFile{}
+	f.Zones = nil
 	md, err := toml.Decode(data, &f)
 	if err != nil {
 		return nil, &Error{File: abs, Err: err}
@@ -244,7 +240,7 @@ func parse(abs, data string) (*Config, error) {
 		if md.IsDefined("agents", name, "zones") {
 			// An agent's [zones] replaces the top level's whole: its
 			// boundary is then read in one place, not merged from two.
-			a.Zones = zonesFile{}
+			a.Zones = nil
 		}
 		if err := md.PrimitiveDecode(prim, &a); err != nil {
 			return nil, &Error{File: abs, Key: "agents." + name, Err: err}
@@ -366,17 +362,20 @@ func (c *Config) policy(name, prefix string, a agentFile) (*Policy, error) {
 func (c *Config) zoneEntries(prefix string, z zonesFile) ([]zones.Entry, error) {
 	var entries []zones.Entry
 	seen := map[string]string{}
-	lists := []struct {
-		key  string
-		mode zones.Mode
-		list []string
-	}{
-		{"write", zones.Write, z.Write}, {"edit", zones.Edit, z.Edit}, {"create", zones.Create, z.Create},
-		{"protected", zones.Protected, z.Protected}, {"hidden", zones.Hidden, z.Hidden},
+	for _, name := range slices.Sorted(maps.Keys(z)) {
+		if _, ok := zones.ParseMode(name); !ok {
+			return nil, &Error{File: c.File, Key: prefix + "zones." + name, Err: errors.New("unknown key: no such zone kind")}
+		}
 	}
-	for _, l := range lists {
-		key := prefix + "zones." + l.key
-		for _, raw := range l.list {
+	// The kinds that allow most come first, so that a folder listed twice
+	// is reported under the stricter listing, whatever order the file has.
+	kinds := zones.Kinds()[1:]
+	slices.SortStableFunc(kinds, func(a, b zones.Mode) int {
+		return b.Ops().Len() - a.Ops().Len()
+	})
+	for _, mode := range kinds {
+		key := prefix + "zones." + mode.String()
+		for _, raw := range z[mode.String()] {
 			p := raw
 			if strings.HasPrefix(p, "~") {
 				var err error
@@ -384,19 +383,19 @@ func (c *Config) zoneEntries(prefix string, z zonesFile) ([]zones.Entry, error) 
 					return nil, &Error{File: c.File, Key: key, Err: err}
 				}
 			}
-			rel, inside, err := zones.Normalize(c.Vault, p)
+			rel, err := zones.Normalize(c.Vault, p)
 			if err != nil {
 				return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q: %w", raw, err)}
 			}
-			if !inside && !filepath.IsAbs(p) {
+			if rel.Outside() && !filepath.IsAbs(p) {
 				return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q leaves the vault; give an absolute path for a zone outside it", raw)}
 			}
-			fk := zones.Fold(rel)
+			fk := zones.Fold(rel.String())
 			if other, dup := seen[fk]; dup {
 				return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q is also listed in %s", raw, other)}
 			}
 			seen[fk] = key
-			entries = append(entries, zones.Entry{Path: rel, Mode: l.mode})
+			entries = append(entries, zones.Entry{Path: rel.String(), Mode: mode})
 		}
 	}
 	return entries, nil

@@ -43,15 +43,15 @@ func TestSampleConfig(t *testing.T) {
 		"мета/бобер/x.md": zones.Write, "мета/x.md": zones.Protected, "💬 чаты/a.md": zones.Create,
 		"notes/a.md": zones.Edit, ".obsidian/app.json": zones.Protected,
 	} {
-		if got := p.Zones.Zone(path); got != want {
+		if got := zoneOf(p.Zones, path); got != want {
 			t.Errorf("zone of %s = %s, want %s", path, got, want)
 		}
 	}
 	// The config file and the audit log are control paths wherever they lie.
-	if got := p.Zones.Zone(c.File); got > zones.Protected {
+	if got := zoneOf(p.Zones, c.File); !got.AtMost(zones.Protected) {
 		t.Errorf("config file zone %s", got)
 	}
-	if got := p.Zones.Zone(c.AuditPath); got > zones.Hidden {
+	if got := zoneOf(p.Zones, c.AuditPath); !got.AtMost(zones.Hidden) {
 		t.Errorf("audit zone %s", got)
 	}
 }
@@ -99,10 +99,10 @@ func TestZonesTableReplacesDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	z := c.Policy(DefaultAgent).Zones
-	if got := z.Zone("other.md"); got != zones.NoZone {
+	if got := zoneOf(z, "other.md"); got != zones.NoZone {
 		t.Errorf("a path outside the configured zones is %s, want none", got)
 	}
-	if got := z.Zone("notes/a"); got != zones.Edit {
+	if got := zoneOf(z, "notes/a"); got != zones.Edit {
 		t.Errorf("notes/a = %s", got)
 	}
 }
@@ -115,7 +115,7 @@ func TestDefaultPolicy(t *testing.T) {
 	}
 	z := c.Policy(DefaultAgent).Zones
 	for path, want := range map[string]zones.Mode{"a.md": zones.Edit, ".obsidian/x": zones.Protected, ".trash/x": zones.Protected, ".git/config": zones.Protected} {
-		if got := z.Zone(path); got != want {
+		if got := zoneOf(z, path); got != want {
 			t.Errorf("default zone of %s = %s, want %s", path, got, want)
 		}
 	}
@@ -147,10 +147,10 @@ protected = ["."]
 	if bot.Lang != "ru" || bot.Bash.Timeout != 30*time.Second || !bot.Bash.Network || bot.Token.Env != "BOT_TOKEN" {
 		t.Errorf("bot = %+v", bot)
 	}
-	if got := bot.Zones.Zone("notes/x"); got != zones.Protected {
+	if got := zoneOf(bot.Zones, "notes/x"); got != zones.Protected {
 		t.Errorf("bot's zones should replace the top level's: notes/x is %s", got)
 	}
-	if def := c.Policy(DefaultAgent); def.Bash.Network || def.Zones.Zone("notes/x") != zones.Edit {
+	if def := c.Policy(DefaultAgent); def.Bash.Network || zoneOf(def.Zones, "notes/x") != zones.Edit {
 		t.Errorf("the default agent changed: %+v", def.Bash)
 	}
 }
@@ -176,5 +176,36 @@ func TestCaseProbe(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
 		t.Errorf("probe left %v behind", ents)
+	}
+}
+
+// zoneOf is the zone of p, spelled as a caller would, in t.
+func zoneOf(t *zones.Table, p string) zones.Mode {
+	np, err := zones.Normalize(t.Vault(), p)
+	if err != nil {
+		return zones.NoZone
+	}
+	return t.Zone(np)
+}
+
+// drop is a kind defined only by this test: a write-only inbox.
+var drop, dropErr = zones.Define(zones.KindSpec{Name: "drop", Allows: zones.Ops(zones.OpCreate, zones.OpMoveIn), English: "drop only", Russian: "только класть"})
+
+// A kind defined by a library (here, only by this test) is a config name
+// like the built-ins.
+func TestDefinedKindIsAZoneName(t *testing.T) {
+	if dropErr != nil {
+		t.Fatal(dropErr)
+	}
+	c, err := Load(writeConfig(t, "vault = \"vault\"\n[zones]\nedit = [\".\"]\ndrop = [\"inbox\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := zoneOf(c.Policy(DefaultAgent).Zones, "inbox/x"); got != drop {
+		t.Errorf("inbox/x is %s, want drop", got)
+	}
+	_, err = Load(writeConfig(t, "vault = \"vault\"\n[zones]\nedit = [\"a\"]\ndrop = [\"a\"]\n"))
+	if err == nil || !strings.Contains(err.Error(), "zones.drop") {
+		t.Errorf("a folder in edit and drop: %v, want it reported under zones.drop", err)
 	}
 }

@@ -80,8 +80,8 @@ func bashEffectDeny(c *ToolCall, e *Effect) *Deny {
 		if e.Op == zones.OpModify && !e.ByRename {
 			return nil
 		}
-		if e.Unknown || e.Zone == zones.Write || !e.Zone.Allows(zones.OpRead) {
-			return nil // the zones rule has the better reason for these
+		if e.Unknown || e.Zone.Allows(zones.OpDelete) || !e.Zone.Allows(zones.OpRead) {
+			return nil // the wall lets bash remove where delete is allowed; the zones rule has the better reason for the rest
 		}
 		if e.Op == zones.OpDelete && !e.Zone.Allows(zones.OpModify) {
 			return nil // protected or create: the zone reason says it all

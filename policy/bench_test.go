@@ -14,7 +14,7 @@ func BenchmarkChainWrite(b *testing.B) {
 	st := NewState()
 	mod := time.Unix(1700000000, 0)
 	MarkRead(st, "notes/projects/2026/plan.md", 120, mod)
-	effects := []Effect{{Op: zones.OpModify, Path: "notes/projects/2026/plan.md", Exists: true, Size: 120, ModTime: mod}}
+	effects := []Effect{{Op: zones.OpModify, Path: at("notes/projects/2026/plan.md"), Exists: true, Size: 120, ModTime: mod}}
 	chain := Builtin(true)
 	call := &ToolCall{Tool: "write", Zones: tab, Effects: effects, Session: &Session{State: st}}
 	b.ReportAllocs()

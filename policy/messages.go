@@ -106,16 +106,6 @@ var opGerund = map[zones.Op][2]string{
 	zones.OpExec:    {"Running programs", "Запускать программы"},
 }
 
-// modeAllows says in a few words what a zone allows.
-var modeAllows = map[zones.Mode][2]string{
-	zones.Write:     {"anything, deleting included", "всё, включая удаление"},
-	zones.Edit:      {"create, change and move, but never delete", "создавать, менять и перемещать, но не удалять"},
-	zones.Create:    {"new files only", "только новые файлы"},
-	zones.Protected: {"read only", "только чтение"},
-	zones.Hidden:    {"not even readable", "даже чтение закрыто"},
-	zones.NoZone:    {"nothing", "ничего"},
-}
-
 func langIndex(lang string) int {
 	if lang == "ru" {
 		return 1
@@ -141,8 +131,8 @@ func Register(key, en, ru string) { catalogue[key] = [2]string{en, ru} }
 // OpPhrase returns the op's verb in lang.
 func OpPhrase(lang string, op zones.Op) string { return opPhrase[op][langIndex(lang)] }
 
-// ModeAllows returns what the mode allows, in lang.
-func ModeAllows(lang string, m zones.Mode) string { return modeAllows[m][langIndex(lang)] }
+// ModeAllows returns what the mode allows, in lang: the kind's own words.
+func ModeAllows(lang string, m zones.Mode) string { return m.Describe(lang) }
 
 // where is the sentence that tells the model where op is allowed.
 func where(lang string, t *zones.Table, op zones.Op) string {

@@ -11,7 +11,7 @@ import (
 // Effect is one thing a call would do to one path.
 type Effect struct {
 	Op   zones.Op
-	Path string     // as zones.Normalize gives it: vault-relative, or absolute outside the vault
+	Path zones.Path // vault-relative, or absolute outside the vault
 	Zone zones.Mode // Path's zone, filled in by Zoned
 	// AsGiven is the path as the caller spelled it, when symlinks made
 	// Path differ: a refusal in a hidden zone names this, so that a link
@@ -20,11 +20,10 @@ type Effect struct {
 
 	Subtree bool // the effect covers everything below Path too
 	Unknown bool // the path can't be known before the call runs (bash)
-	Outside bool // Path lies outside the vault
 
 	// Source and SourceZone say where a move-in's or link's content comes
 	// from, for the laundering check.
-	Source        string
+	Source        zones.Path
 	SourceZone    zones.Mode
 	SourceUnknown bool // the content's origin can't be known: judged as no zone
 
@@ -137,13 +136,13 @@ type ToolCall struct {
 func Zoned(t *zones.Table, effects []Effect) {
 	for i := range effects {
 		e := &effects[i]
-		if !e.Unknown && e.Path != "" {
+		if !e.Unknown && !e.Path.IsZero() {
 			e.Zone = t.Zone(e.Path)
 		}
 		switch {
 		case e.SourceUnknown:
 			e.SourceZone = zones.NoZone // never laundered, never linked
-		case e.Source != "":
+		case !e.Source.IsZero():
 			e.SourceZone = t.Zone(e.Source)
 		}
 	}

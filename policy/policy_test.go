@@ -26,6 +26,15 @@ func table(t testing.TB) *zones.Table {
 	return tab
 }
 
+// at is p normalised in the test vault /v.
+func at(p string) zones.Path {
+	np, err := zones.Normalize("/v", p)
+	if err != nil {
+		panic(err)
+	}
+	return np
+}
+
 func judge(t testing.TB, lang, tool string, effects ...Effect) *Deny {
 	t.Helper()
 	tab := table(t)
@@ -46,9 +55,9 @@ func TestEveryCell(t *testing.T) {
 	}
 	for mode, p := range paths {
 		for op := zones.OpRead; op <= zones.OpLink; op++ {
-			e := Effect{Op: op, Path: p}
+			e := Effect{Op: op, Path: at(p)}
 			if op == zones.OpMoveIn || op == zones.OpLink {
-				e.Source = "мета/бобер/src.md" // from a write zone: never laundering
+				e.Source = at("мета/бобер/src.md") // from a write zone: never laundering
 			}
 			d := judge(t, "en", "x", e)
 			want := mode.Allows(op)
@@ -61,7 +70,7 @@ func TestEveryCell(t *testing.T) {
 		}
 	}
 	for op := zones.OpRead; op <= zones.OpLink; op++ {
-		e := []Effect{{Op: op, Path: "other/f.md", Source: "notes/a"}}
+		e := []Effect{{Op: op, Path: at("other/f.md"), Source: at("notes/a")}}
 		Zoned(noZone, e)
 		c := &ToolCall{Effects: e, Zones: noZone}
 		if d := Builtin(false).Judge(c); d == nil || !strings.Contains(d.Reason, "no zone") {
@@ -71,26 +80,26 @@ func TestEveryCell(t *testing.T) {
 }
 
 func TestMoveInOverExistingIsModify(t *testing.T) {
-	if d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: "💬 чаты/a.md", Source: "мета/бобер/b.md", Exists: true}); d == nil {
+	if d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: at("💬 чаты/a.md"), Source: at("мета/бобер/b.md"), Exists: true}); d == nil {
 		t.Error("move over an existing file in a create zone was allowed")
 	}
-	if d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: "💬 чаты/new.md", Source: "мета/бобер/b.md"}); d != nil {
+	if d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: at("💬 чаты/new.md"), Source: at("мета/бобер/b.md")}); d != nil {
 		t.Errorf("move to a new name in a create zone: %v", d)
 	}
 }
 
 func TestLaundering(t *testing.T) {
-	d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: "мета/бобер/a.md", Source: "notes/a.md"})
+	d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: at("мета/бобер/a.md"), Source: at("notes/a.md")})
 	if d == nil || !strings.Contains(d.Reason, "from zone edit to zone write") {
 		t.Errorf("edit → write: %v", d)
 	}
-	if d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: "notes/a.md", Source: "мета/бобер/a.md"}); d != nil {
+	if d := judge(t, "en", "move", Effect{Op: zones.OpMoveIn, Path: at("notes/a.md"), Source: at("мета/бобер/a.md")}); d != nil {
 		t.Errorf("write → edit: %v", d)
 	}
-	if d := judge(t, "en", "x", Effect{Op: zones.OpLink, Path: "мета/бобер/h", Source: "мета/x.md"}); d == nil {
+	if d := judge(t, "en", "x", Effect{Op: zones.OpLink, Path: at("мета/бобер/h"), Source: at("мета/x.md")}); d == nil {
 		t.Error("a hard link to a protected file from a write zone was allowed")
 	}
-	if d := judge(t, "en", "x", Effect{Op: zones.OpLink, Path: "мета/бобер/h", Source: "w2/x.md"}); d != nil {
+	if d := judge(t, "en", "x", Effect{Op: zones.OpLink, Path: at("мета/бобер/h"), Source: at("w2/x.md")}); d != nil {
 		t.Errorf("write → write link: %v", d)
 	}
 }
@@ -100,13 +109,13 @@ func TestSubtreeAndAnchors(t *testing.T) {
 		e    Effect
 		want string // "" = allowed
 	}{
-		{Effect{Op: zones.OpDelete, Path: "мета/бобер/sub", Subtree: true}, ""},
-		{Effect{Op: zones.OpDelete, Path: "мета/бобер"}, "root of a zone"},
-		{Effect{Op: zones.OpMoveOut, Path: "w2"}, "root of a zone"},
-		{Effect{Op: zones.OpModify, Path: "notes", Subtree: true}, ""},
-		{Effect{Op: zones.OpModify, Path: ".", Subtree: true}, "inside it is in zone"},
-		{Effect{Op: zones.OpRead, Path: ".", Subtree: true}, "some paths inside it are hidden from you"},
-		{Effect{Op: zones.OpMoveOut, Path: "мета/бобер/a", Subtree: true}, ""},
+		{Effect{Op: zones.OpDelete, Path: at("мета/бобер/sub"), Subtree: true}, ""},
+		{Effect{Op: zones.OpDelete, Path: at("мета/бобер")}, "root of a zone"},
+		{Effect{Op: zones.OpMoveOut, Path: at("w2")}, "root of a zone"},
+		{Effect{Op: zones.OpModify, Path: at("notes"), Subtree: true}, ""},
+		{Effect{Op: zones.OpModify, Path: at("."), Subtree: true}, "inside it is in zone"},
+		{Effect{Op: zones.OpRead, Path: at("."), Subtree: true}, "some paths inside it are hidden from you"},
+		{Effect{Op: zones.OpMoveOut, Path: at("мета/бобер/a"), Subtree: true}, ""},
 	}
 	for _, c := range cases {
 		d := judge(t, "en", "x", c.e)
@@ -120,25 +129,25 @@ func TestSubtreeAndAnchors(t *testing.T) {
 }
 
 func TestReasons(t *testing.T) {
-	d := judge(t, "en", "delete", Effect{Op: zones.OpDelete, Path: "мета/план.md"})
+	d := judge(t, "en", "delete", Effect{Op: zones.OpDelete, Path: at("мета/план.md")})
 	want := `delete "мета/план.md": zone protected (read only). Deleting is allowed in: w2, мета/бобер.`
 	if d == nil || d.Reason != want || d.Rule != "zones" {
 		t.Errorf("en reason:\n got %v\nwant %s", d, want)
 	}
-	d = judge(t, "ru", "delete", Effect{Op: zones.OpDelete, Path: "мета/план.md"})
+	d = judge(t, "ru", "delete", Effect{Op: zones.OpDelete, Path: at("мета/план.md")})
 	want = `удалить «мета/план.md» нельзя: зона protected (только чтение). Удалять можно в: w2, мета/бобер.`
 	if d == nil || d.Reason != want {
 		t.Errorf("ru reason:\n got %v\nwant %s", d, want)
 	}
-	d = judge(t, "en", "write", Effect{Op: zones.OpModify, Path: "notes/a.md", SymlinkTo: "notes/b.md"})
+	d = judge(t, "en", "write", Effect{Op: zones.OpModify, Path: at("notes/a.md"), SymlinkTo: "notes/b.md"})
 	if d == nil || !strings.Contains(d.Reason, `Write to "notes/b.md" itself`) {
 		t.Errorf("symlink reason: %v", d)
 	}
-	d = judge(t, "en", "delete", Effect{Op: zones.OpDelete, Path: "w2/a.md", Links: 2})
+	d = judge(t, "en", "delete", Effect{Op: zones.OpDelete, Path: at("w2/a.md"), Links: 2})
 	if d == nil || !strings.Contains(d.Reason, "2 hard links") {
 		t.Errorf("hard link reason: %v", d)
 	}
-	d = judge(t, "en", "read", Effect{Op: zones.OpRead, Path: "/etc/passwd", Outside: true})
+	d = judge(t, "en", "read", Effect{Op: zones.OpRead, Path: at("/etc/passwd")})
 	if d == nil || !strings.Contains(d.Reason, "outside the vault") {
 		t.Errorf("outside reason: %v", d)
 	}
@@ -147,7 +156,7 @@ func TestReasons(t *testing.T) {
 func TestPanickingRuleDenies(t *testing.T) {
 	chain := append(Builtin(false), Rule{Name: "mine", Check: func(*ToolCall) *Deny { panic("boom") }})
 	tab := table(t)
-	d := chain.Judge(&ToolCall{Tool: "read", Zones: tab, Effects: []Effect{{Op: zones.OpRead, Path: "notes/a", Zone: zones.Edit}}})
+	d := chain.Judge(&ToolCall{Tool: "read", Zones: tab, Effects: []Effect{{Op: zones.OpRead, Path: at("notes/a"), Zone: zones.Edit}}})
 	if d == nil || d.Rule != "mine" || !strings.Contains(d.Reason, "boom") {
 		t.Errorf("panicking rule: %v", d)
 	}
@@ -175,7 +184,7 @@ func TestReadBeforeWrite(t *testing.T) {
 	st := NewState()
 	mod := time.Unix(1700000000, 5)
 	call := func(tool string, size int64, mt time.Time) *Deny {
-		e := []Effect{{Op: zones.OpModify, Path: "notes/a.md", Exists: true, Size: size, ModTime: mt}}
+		e := []Effect{{Op: zones.OpModify, Path: at("notes/a.md"), Exists: true, Size: size, ModTime: mt}}
 		Zoned(tab, e)
 		return Builtin(true).Judge(&ToolCall{Tool: tool, Effects: e, Zones: tab, Session: &Session{State: st}})
 	}
@@ -197,7 +206,7 @@ func TestReadBeforeWrite(t *testing.T) {
 		t.Error("write after Forget was allowed")
 	}
 	// a new file needs no read
-	e := []Effect{{Op: zones.OpCreate, Path: "notes/new.md"}}
+	e := []Effect{{Op: zones.OpCreate, Path: at("notes/new.md")}}
 	Zoned(tab, e)
 	if d := Builtin(true).Judge(&ToolCall{Tool: "write", Effects: e, Zones: tab, Session: &Session{State: st}}); d != nil {
 		t.Errorf("new file: %v", d)
@@ -234,13 +243,13 @@ func TestBashRule(t *testing.T) {
 		{Effect{Op: zones.OpExec, Detail: "python3", Why: "interpreter"}, false, nil, `run "python3" (interpreter)`},
 		{Effect{Op: zones.OpExec, Detail: "python3"}, true, nil, ""},
 		{Effect{Op: zones.OpExec, Detail: "perl"}, true, []string{"python3"}, "not in bash.allow"},
-		{Effect{Op: zones.OpDelete, Path: "notes/a.md", Command: "rm"}, false, nil, "Deleting is allowed in"},
-		{Effect{Op: zones.OpMoveOut, Path: "notes/a.md", Command: "mv", ByRename: true}, false, nil, "Use the move tool"},
-		{Effect{Op: zones.OpModify, Path: "notes/a.md", Command: "sed", ByRename: true}, false, nil, "Use the edit tool"},
-		{Effect{Op: zones.OpModify, Path: "notes/a.md", Command: ">"}, false, nil, ""},
-		{Effect{Op: zones.OpModify, Path: "мета/бобер/a.md", Command: "sed", ByRename: true}, false, nil, ""},
-		{Effect{Op: zones.OpDelete, Path: "мета/бобер/a.md", Command: "rm"}, false, nil, ""},
-		{Effect{Op: zones.OpModify, Path: "", Unknown: true, Command: "tee"}, false, nil, "only known when the command runs"},
+		{Effect{Op: zones.OpDelete, Path: at("notes/a.md"), Command: "rm"}, false, nil, "Deleting is allowed in"},
+		{Effect{Op: zones.OpMoveOut, Path: at("notes/a.md"), Command: "mv", ByRename: true}, false, nil, "Use the move tool"},
+		{Effect{Op: zones.OpModify, Path: at("notes/a.md"), Command: "sed", ByRename: true}, false, nil, "Use the edit tool"},
+		{Effect{Op: zones.OpModify, Path: at("notes/a.md"), Command: ">"}, false, nil, ""},
+		{Effect{Op: zones.OpModify, Path: at("мета/бобер/a.md"), Command: "sed", ByRename: true}, false, nil, ""},
+		{Effect{Op: zones.OpDelete, Path: at("мета/бобер/a.md"), Command: "rm"}, false, nil, ""},
+		{Effect{Op: zones.OpModify, Path: zones.Path{}, Unknown: true, Command: "tee"}, false, nil, "only known when the command runs"},
 		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, false, nil, "could be any file on the machine"},
 		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, true, nil, ""},
 	}
@@ -265,7 +274,7 @@ func TestBashRule(t *testing.T) {
 func TestUnknownSourceNeverLaunders(t *testing.T) {
 	tab, _ := zones.New("/v", []zones.Entry{{Path: ".", Mode: zones.Write}}, zones.Options{})
 	for _, op := range []zones.Op{zones.OpMoveIn, zones.OpLink} {
-		e := []Effect{{Op: op, Path: "a", SourceUnknown: true}}
+		e := []Effect{{Op: op, Path: at("a"), SourceUnknown: true}}
 		Zoned(tab, e)
 		if d := Builtin(false).Judge(&ToolCall{Tool: "bash", Effects: e, Zones: tab}); d == nil {
 			t.Errorf("%s from an unknown source into a write zone was allowed", op)
@@ -277,9 +286,9 @@ func TestUnknownSourceNeverLaunders(t *testing.T) {
 // did not name itself.
 func TestHiddenNamesStayHidden(t *testing.T) {
 	for _, e := range []Effect{
-		{Op: zones.OpRead, Path: ".", Subtree: true},
+		{Op: zones.OpRead, Path: at("."), Subtree: true},
 		{Op: zones.OpRead, Unknown: true, Command: "cat"},
-		{Op: zones.OpModify, Path: ".", Subtree: true},
+		{Op: zones.OpModify, Path: at("."), Subtree: true},
 	} {
 		for _, lang := range []string{"en", "ru"} {
 			d := judge(t, lang, "bash", e)

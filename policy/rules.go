@@ -71,7 +71,7 @@ func checkEffect(c *ToolCall, e *Effect) *Deny {
 	if !e.Zone.Allows(op) {
 		key := "zone"
 		switch {
-		case e.Outside && e.Zone == zones.NoZone:
+		case e.Path.Outside() && e.Zone == zones.NoZone:
 			key = "outside"
 		case e.Zone == zones.NoZone:
 			key = "noZone"
@@ -86,15 +86,17 @@ func checkEffect(c *ToolCall, e *Effect) *Deny {
 	}
 	switch e.Op {
 	case zones.OpMoveIn:
-		if (e.Source != "" || e.SourceUnknown) && zones.Launders(e.SourceZone, e.Zone) {
+		if (!e.Source.IsZero() || e.SourceUnknown) && zones.Launders(e.SourceZone, e.Zone) {
 			return deny("launder", "", e.Path, e.SourceZone, e.Zone, "", e.Source)
 		}
 	case zones.OpLink:
-		if e.SourceUnknown || e.Source == "" || e.SourceZone != zones.Write {
+		// A hard link shares its content: the linked file's zone must
+		// allow linking too, so the new name is no freer than the old.
+		if e.SourceUnknown || e.Source.IsZero() || !e.SourceZone.Allows(zones.OpLink) {
 			return deny("linkSource", "", e.Path, e.SourceZone, "", "", e.Source)
 		}
 	case zones.OpDelete, zones.OpMoveOut:
-		if !e.Outside && t.IsAnchor(e.Path) {
+		if !e.Path.Outside() && t.IsAnchor(e.Path) {
 			return deny("anchor", phrase, e.Path)
 		}
 	}
@@ -132,7 +134,7 @@ func checkReadBeforeWrite(c *ToolCall) *Deny {
 		if e.Op != zones.OpModify || !e.Exists || c.Session == nil || c.Session.State == nil {
 			continue
 		}
-		if !HasRead(c.Session.State, e.Path, e.Size, e.ModTime) {
+		if !HasRead(c.Session.State, e.Path.String(), e.Size, e.ModTime) {
 			return &Deny{Effect: e, Reason: msg(c.Lang, "readFirst", OpPhrase(c.Lang, e.Op), e.Path)}
 		}
 	}
@@ -172,5 +174,5 @@ func (e *Effect) shown() string {
 	if !e.Zone.Listed() && e.AsGiven != "" {
 		return e.AsGiven
 	}
-	return e.Path
+	return e.Path.String()
 }

@@ -233,20 +233,30 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 		mode    zones.Mode
 		control bool // config, audit log or state folder: never visible
 	}
-	nodes := map[string]node{".": {rel: ".", mode: t.Zone(".")}}
+	// zoneOf judges rel as it is spelled on disk; a name that can't be a
+	// path is in no zone.
+	zoneOf := func(rel string) zones.Mode {
+		p, err := zones.Normalize(vault, rel)
+		if err != nil || p.Outside() {
+			return zones.NoZone
+		}
+		return t.Zone(p)
+	}
+	nodes := map[string]node{".": {rel: ".", mode: t.Zone(zones.VaultRoot)}}
 	entries := map[string]bool{}
-	var absolute []zones.Entry
+	var absolute []zones.Root
 	for _, e := range t.Entries() {
-		if path.IsAbs(e.Path) {
+		if e.Path.Outside() {
 			absolute = append(absolute, e)
 			continue
 		}
-		entries[e.Path] = true
-		nodes[e.Path] = node{rel: e.Path, mode: t.Zone(e.Path)}
+		rel := e.Path.String()
+		entries[rel] = true
+		nodes[rel] = node{rel: rel, mode: t.Zone(e.Path)}
 	}
-	for _, e := range t.Within(".") {
-		if !entries[e.Path] {
-			nodes[e.Path] = node{rel: e.Path, mode: e.Mode, control: true}
+	for _, e := range t.Within(zones.VaultRoot) {
+		if rel := e.Path.String(); !entries[rel] {
+			nodes[rel] = node{rel: rel, mode: e.Mode, control: true}
 		}
 	}
 	found, err := controlNames(vault)
@@ -255,7 +265,7 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 	}
 	for _, rel := range found {
 		if _, ok := nodes[rel]; !ok {
-			nodes[rel] = node{rel: rel, mode: t.Zone(rel)}
+			nodes[rel] = node{rel: rel, mode: zoneOf(rel)}
 		}
 	}
 	// Where a program could create a control name that tools outside the
@@ -264,7 +274,7 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 	// in. Absent ones get a placeholder, so the name is there, read-only.
 	roots := []string{"."}
 	for p := range entries {
-		if t.Zone(p).Allows(zones.OpCreate) {
+		if zoneOf(p).Allows(zones.OpCreate) {
 			roots = append(roots, p)
 		}
 	}
@@ -272,7 +282,7 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 		for _, name := range zones.ControlNames {
 			rel := path.Join(r, name)
 			if _, ok := nodes[rel]; !ok {
-				nodes[rel] = node{rel: rel, mode: t.Zone(rel)}
+				nodes[rel] = node{rel: rel, mode: zoneOf(rel)}
 			}
 		}
 	}
@@ -293,7 +303,7 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 			kind = MountEmpty
 		}
 		kindOf[rel] = kind
-		abs := zones.Abs(vault, rel)
+		abs := path.Join(vault, rel)
 		if rel == "." {
 			w.Mounts = append(w.Mounts, Mount{Path: vault, Kind: kind, Zone: n.mode.String(), Dir: true, MakePoint: true})
 			continue
@@ -330,17 +340,17 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 	}
 	for _, e := range absolute {
 		kind := kindFor(e.Mode)
-		fi, err := os.Lstat(e.Path)
+		fi, err := os.Lstat(e.Path.String())
 		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
 			continue // nothing to bind, or a link (judged where it leads)
 		}
-		if kind == MountEmpty && !underSystem(e.Path) {
+		if kind == MountEmpty && !underSystem(e.Path.String()) {
 			continue // not bound at all, so not there
 		}
-		w.Mounts = append(w.Mounts, Mount{Path: e.Path, Kind: kind, Zone: e.Mode.String(), Dir: fi.IsDir(), MakePoint: true})
+		w.Mounts = append(w.Mounts, Mount{Path: e.Path.String(), Kind: kind, Zone: e.Mode.String(), Dir: fi.IsDir(), MakePoint: true})
 		for _, c := range t.Within(e.Path) {
-			if fc, err := os.Lstat(c.Path); err == nil && fc.Mode()&fs.ModeSymlink == 0 {
-				w.Mounts = append(w.Mounts, Mount{Path: c.Path, Kind: MountEmpty, Zone: c.Mode.String(), Dir: fc.IsDir()})
+			if fc, err := os.Lstat(c.Path.String()); err == nil && fc.Mode()&fs.ModeSymlink == 0 {
+				w.Mounts = append(w.Mounts, Mount{Path: c.Path.String(), Kind: MountEmpty, Zone: c.Mode.String(), Dir: fc.IsDir()})
 			}
 		}
 	}
@@ -357,12 +367,12 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 			continue
 		}
 		if g, ok := grantFor(n.mode); ok {
-			w.Grants = append(w.Grants, Grant{Path: zones.Abs(vault, rel), Access: g, Zone: n.mode.String()})
+			w.Grants = append(w.Grants, Grant{Path: path.Join(vault, rel), Access: g, Zone: n.mode.String()})
 		}
 	}
 	for _, e := range absolute {
 		if g, ok := grantFor(e.Mode); ok {
-			w.Grants = append(w.Grants, Grant{Path: e.Path, Access: g, Zone: e.Mode.String()})
+			w.Grants = append(w.Grants, Grant{Path: e.Path.String(), Access: g, Zone: e.Mode.String()})
 		}
 	}
 	for _, d := range append(append([]string{}, scratchDirs...), w.Hide...) {
@@ -387,7 +397,7 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 func (w *Wall) placeholder(vault, rel string, dir bool, kindOf map[string]MountKind) error {
 	var missing []Placeholder
 	for p := rel; p != "." && p != "/"; p = path.Dir(p) {
-		abs := zones.Abs(vault, p)
+		abs := path.Join(vault, p)
 		if _, err := os.Lstat(abs); err == nil {
 			break
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -404,24 +414,31 @@ func (w *Wall) placeholder(vault, rel string, dir bool, kindOf map[string]MountK
 	return nil
 }
 
+// kindFor is what the wall shows of a zone, from the ops its kind allows.
+// Neither a mount nor Landlock (which grants read from "/") can make a
+// folder writable but unreadable, so a kind that may not be read is
+// covered even if it may be created in: there only the file tools write.
 func kindFor(m zones.Mode) MountKind {
 	switch {
+	case !m.Allows(zones.OpRead):
+		return MountEmpty
 	case m.Allows(zones.OpCreate):
 		return MountRW
-	case m.Allows(zones.OpRead):
-		return MountRO
 	}
-	return MountEmpty
+	return MountRO
 }
 
+// grantFor is the Landlock right a zone's folder gets beyond reading: the
+// removal and renaming of write where the kind allows delete, else create
+// and change where it allows create, and none where it is not writable.
 func grantFor(m zones.Mode) (Access, bool) {
 	switch {
+	case kindFor(m) != MountRW:
+		return "", false
 	case m.Allows(zones.OpDelete):
 		return AccessWrite, true
-	case m.Allows(zones.OpCreate):
-		return AccessChange, true
 	}
-	return "", false
+	return AccessChange, true
 }
 
 // nearest returns the closest ancestor of rel that has a kind.

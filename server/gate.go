@@ -230,7 +230,7 @@ func errText(err error) string {
 }
 
 func auditEffect(e policy.Effect) audit.Effect {
-	a := audit.Effect{Op: e.Op.String(), Path: e.Path, Zone: e.Zone.String()}
+	a := audit.Effect{Op: e.Op.String(), Path: e.Path.String(), Zone: e.Zone.String()}
 	switch {
 	case e.Op == zones.OpExec:
 		a.Path, a.Zone = e.Detail, ""

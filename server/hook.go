@@ -107,7 +107,7 @@ func (g *Gate) Hook(ctx context.Context, p *config.Policy, in *HookInput) (HookA
 		if in.ToolName == "Read" {
 			for _, e := range o.Effects {
 				if e.Op == zones.OpRead && e.Exists {
-					policy.MarkRead(store.state, e.Path, e.Size, e.ModTime)
+					policy.MarkRead(store.state, e.Path.String(), e.Size, e.ModTime)
 				}
 			}
 		}
@@ -138,8 +138,8 @@ func (g *Gate) hookAfter(p *config.Policy, in *HookInput, state *policy.State) {
 	if !filepath.IsAbs(raw) && in.Cwd != "" {
 		raw = filepath.Join(in.Cwd, raw)
 	}
-	rel, inside, err := zones.Normalize(g.cfg.Vault, raw)
-	if err != nil || !inside {
+	rel, err := zones.Normalize(g.cfg.Vault, raw)
+	if err != nil || rel.Outside() {
 		return
 	}
 	set := g.ToolSet(Caller{Via: ViaHook, Policy: p})
@@ -147,11 +147,11 @@ func (g *Gate) hookAfter(p *config.Policy, in *HookInput, state *policy.State) {
 	if err != nil {
 		return
 	}
-	fi, err := os.Lstat(zones.Abs(g.cfg.Vault, real))
+	fi, err := os.Lstat(real.Abs(g.cfg.Vault))
 	if err != nil || !fi.Mode().IsRegular() {
 		return
 	}
-	policy.MarkRead(state, real, fi.Size(), fi.ModTime())
+	policy.MarkRead(state, real.String(), fi.Size(), fi.ModTime())
 }
 
 // recordHook writes the audit line of a hook decision taken without the

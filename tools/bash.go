@@ -137,15 +137,15 @@ func (s *Set) analyseBash(command, cwd string) (*Plan, error) {
 }
 
 func (s *Set) resolveAbs(abs string) string {
-	rel, inside, err := zones.Normalize(s.Vault.Root, abs)
-	if err != nil || !inside {
+	rel, err := zones.Normalize(s.Vault.Root, abs)
+	if err != nil || rel.Outside() {
 		return abs
 	}
 	real, err := s.Vault.Resolve(rel, true)
 	if err != nil {
 		return abs // a loop: the kernel refuses it too (ELOOP)
 	}
-	return zones.Abs(s.Vault.Root, real)
+	return real.Abs(s.Vault.Root)
 }
 
 func (s *Set) bashEffect(e shell.Effect) policy.Effect {
@@ -160,7 +160,7 @@ func (s *Set) bashEffect(e shell.Effect) policy.Effect {
 			pe.Unknown = true // a path we can't place is one we can't know
 			return pe
 		}
-		pe.Path, pe.Outside = p, outside(p)
+		pe.Path = p
 		if st, err := s.stat(p); err == nil {
 			pe.Exists = st.exists
 		}
@@ -176,11 +176,11 @@ func (s *Set) bashEffect(e shell.Effect) policy.Effect {
 // vaultPath turns the analysis' absolute path into the zones' form; ok is
 // false for one that is empty, relative or holds a NUL, which the zones
 // can't judge (it would read as the vault root).
-func (s *Set) vaultPath(abs string) (string, bool) {
+func (s *Set) vaultPath(abs string) (zones.Path, bool) {
 	if !path.IsAbs(abs) {
-		return "", false
+		return zones.Path{}, false
 	}
-	p, _, err := zones.Normalize(s.Vault.Root, abs)
+	p, err := zones.Normalize(s.Vault.Root, abs)
 	return p, err == nil
 }
 

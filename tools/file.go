@@ -105,11 +105,11 @@ type stat struct {
 	fi      os.FileInfo
 }
 
-func (s *Set) stat(rel string) (stat, error) {
-	if outside(rel) {
+func (s *Set) stat(rel zones.Path) (stat, error) {
+	if rel.Outside() {
 		return stat{}, nil
 	}
-	return statOf(s.Vault.lstat(rel))
+	return statOf(s.Vault.lstat(rel.String()))
 }
 
 func statOf(fi os.FileInfo, err error) (stat, error) {
@@ -130,8 +130,8 @@ func links(fi os.FileInfo) int {
 }
 
 // fileEffect describes writing to rel as it is now.
-func fileEffect(op zones.Op, rel string, st stat) policy.Effect {
-	e := policy.Effect{Op: op, Path: rel, Outside: outside(rel), Exists: st.exists}
+func fileEffect(op zones.Op, rel zones.Path, st stat) policy.Effect {
+	e := policy.Effect{Op: op, Path: rel, Exists: st.exists}
 	if st.exists && !st.symlink {
 		e.Size, e.ModTime = st.fi.Size(), st.fi.ModTime()
 		if st.regular {
@@ -143,9 +143,9 @@ func fileEffect(op zones.Op, rel string, st stat) policy.Effect {
 
 // missingParents returns create effects for the folders above rel that do
 // not exist yet, outermost first: making them is creating in their zones.
-func (s *Set) missingParents(rel string) ([]policy.Effect, error) {
+func (s *Set) missingParents(rel zones.Path) ([]policy.Effect, error) {
 	var out []policy.Effect
-	for dir := path.Dir(rel); dir != "." && !outside(dir); dir = path.Dir(dir) {
+	for dir := rel.Parent(); !dir.IsRoot() && !dir.Outside(); dir = dir.Parent() {
 		st, err := s.stat(dir)
 		if err != nil {
 			return nil, err
@@ -160,23 +160,23 @@ func (s *Set) missingParents(rel string) ([]policy.Effect, error) {
 
 // target resolves a path argument for a tool that writes through its last
 // component: parents resolved, the last kept, and a symlink there reported.
-func (s *Set) target(a args, name string) (rel string, st stat, link string, err error) {
+func (s *Set) target(a args, name string) (rel zones.Path, st stat, link string, err error) {
 	p, err := s.path(a, name)
 	if err != nil {
-		return "", stat{}, "", err
+		return zones.Path{}, stat{}, "", err
 	}
 	return s.targetOf(p)
 }
 
 // readEffect is a read of p where it really leads (symlinks followed).
-func (s *Set) readEffect(p string) (policy.Effect, error) {
+func (s *Set) readEffect(p zones.Path) (policy.Effect, error) {
 	real, err := s.Vault.Resolve(p, true)
 	if err != nil {
 		return policy.Effect{}, err
 	}
-	e := policy.Effect{Op: zones.OpRead, Path: real, Outside: outside(real)}
+	e := policy.Effect{Op: zones.OpRead, Path: real}
 	if real != p {
-		e.AsGiven = p
+		e.AsGiven = p.String()
 	}
 	return e, nil
 }
@@ -203,10 +203,11 @@ func planRead(s *Set, a args) (*Plan, error) {
 	}, nil
 }
 
-func (s *Set) runRead(rel string, offset, limit int, partial bool) (*Result, error) {
-	if outside(rel) {
-		return nil, s.fail("outsideVault", rel)
+func (s *Set) runRead(at zones.Path, offset, limit int, partial bool) (*Result, error) {
+	if at.Outside() {
+		return nil, s.fail("outsideVault", at)
 	}
+	rel := at.String()
 	f, err := s.Vault.Fs.Open(rel)
 	if err != nil {
 		return nil, s.osFail(rel, err)
@@ -277,10 +278,10 @@ func isText(b []byte) bool {
 // writeEffects are the effects of writing a whole file at p (normalised):
 // creating the folders above it that are missing, then creating the file,
 // or modifying it if it exists. Write and Claude Code's Write share them.
-func (s *Set) writeEffects(p string) (rel string, st stat, effects []policy.Effect, err error) {
+func (s *Set) writeEffects(p zones.Path) (rel zones.Path, st stat, effects []policy.Effect, err error) {
 	rel, st, link, err := s.targetOf(p)
 	if err != nil {
-		return "", stat{}, nil, err
+		return zones.Path{}, stat{}, nil, err
 	}
 	op := zones.OpCreate
 	if st.exists {
@@ -289,11 +290,11 @@ func (s *Set) writeEffects(p string) (rel string, st stat, effects []policy.Effe
 	e := fileEffect(op, rel, st)
 	e.SymlinkTo = link
 	if rel != p {
-		e.AsGiven = p
+		e.AsGiven = p.String()
 	}
 	parents, err := s.missingParents(rel)
 	if err != nil {
-		return "", stat{}, nil, err
+		return zones.Path{}, stat{}, nil, err
 	}
 	return rel, st, append(parents, e), nil
 }
@@ -314,7 +315,7 @@ func planWrite(s *Set, a args) (*Plan, error) {
 			if st.dir {
 				return nil, s.fail("isFolder", rel)
 			}
-			if err := s.atomicWrite(rel, []byte(content), st); err != nil {
+			if err := s.atomicWrite(rel.String(), []byte(content), st); err != nil {
 				return nil, err
 			}
 			return &Result{Text: s.say("wrote", len(content), rel)}, nil
@@ -347,9 +348,9 @@ func planEdit(s *Set, a args) (*Plan, error) {
 			case !st.regular:
 				return nil, s.fail("notRegular", rel)
 			}
-			data, err := afero.ReadFile(s.Vault.Fs, rel)
+			data, err := afero.ReadFile(s.Vault.Fs, rel.String())
 			if err != nil {
-				return nil, s.osFail(rel, err)
+				return nil, s.osFail(rel.String(), err)
 			}
 			if !isText(data) {
 				return nil, s.fail("notText", rel, len(data))
@@ -362,7 +363,7 @@ func planEdit(s *Set, a args) (*Plan, error) {
 			case n > 1 && !all:
 				return nil, s.fail("editMany", rel, n)
 			}
-			if err := s.atomicWrite(rel, []byte(strings.ReplaceAll(text, oldS, newS)), st); err != nil {
+			if err := s.atomicWrite(rel.String(), []byte(strings.ReplaceAll(text, oldS, newS)), st); err != nil {
 				return nil, err
 			}
 			return &Result{Text: s.say("edited", n, rel)}, nil
@@ -508,7 +509,7 @@ func planMove(s *Set, a args) (*Plan, error) {
 				return nil, s.fail("notFound", src)
 			case src == dst:
 				return nil, s.fail("samePath", src)
-			case sst.dir && strings.HasPrefix(dst, src+"/"):
+			case sst.dir && dst.Within(src):
 				return nil, s.fail("moveIntoSelf", src)
 			case dstat.dir:
 				return nil, s.fail("destFolder", dst)
@@ -517,9 +518,9 @@ func planMove(s *Set, a args) (*Plan, error) {
 			case dstat.exists && sst.dir:
 				return nil, s.fail("overwriteDir", src)
 			}
-			if dir := path.Dir(dst); dir != "." {
-				if err := s.Vault.Fs.MkdirAll(dir, 0o755); err != nil {
-					return nil, s.osFail(dir, err)
+			if dir := dst.Parent(); !dir.IsRoot() {
+				if err := s.Vault.Fs.MkdirAll(dir.String(), 0o755); err != nil {
+					return nil, s.osFail(dir.String(), err)
 				}
 			}
 			now, err := s.stat(dst)
@@ -535,16 +536,16 @@ func planMove(s *Set, a args) (*Plan, error) {
 			if r, ok := s.Vault.Fs.(NoReplaceRenamer); ok && !dstat.exists {
 				rename = r.RenameNoReplace
 			}
-			if err := rename(src, dst); err != nil {
+			if err := rename(src.String(), dst.String()); err != nil {
 				if !dstat.exists && errors.Is(err, fs.ErrExist) {
 					return nil, s.fail("destExists", dst)
 				}
-				return nil, s.osFail(src, err)
+				return nil, s.osFail(src.String(), err)
 			}
-			syncDir(s.Vault.Fs, path.Dir(dst))
+			syncDir(s.Vault.Fs, dst.Parent().String())
 			if s.State != nil {
-				policy.Forget(s.State, src)
-				policy.Forget(s.State, dst)
+				policy.Forget(s.State, src.String())
+				policy.Forget(s.State, dst.String())
 			}
 			return &Result{Text: s.say("moved", src, dst)}, nil
 		},
@@ -581,24 +582,24 @@ func planDelete(s *Set, a args) (*Plan, error) {
 			if !st.exists {
 				return nil, s.fail("notFound", rel)
 			}
-			fsys := s.Vault.Fs
+			fsys, name := s.Vault.Fs, rel.String()
 			if st.dir && !recursive {
-				if names, err := readDirNames(fsys, rel, 1); err == nil && len(names) > 0 {
+				if names, err := readDirNames(fsys, name, 1); err == nil && len(names) > 0 {
 					return nil, s.fail("notEmpty", rel)
 				}
 			}
 			var err error
 			if e.Subtree {
-				err = fsys.RemoveAll(rel)
+				err = fsys.RemoveAll(name)
 			} else {
-				err = fsys.Remove(rel)
+				err = fsys.Remove(name)
 			}
 			if err != nil {
-				return nil, s.osFail(rel, err)
+				return nil, s.osFail(name, err)
 			}
-			syncDir(fsys, path.Dir(rel))
+			syncDir(fsys, rel.Parent().String())
 			if s.State != nil {
-				policy.Forget(s.State, rel)
+				policy.Forget(s.State, name)
 			}
 			return &Result{Text: s.say("deleted", rel)}, nil
 		},
@@ -609,37 +610,43 @@ func planDelete(s *Set, a args) (*Plan, error) {
 // effect for each path inside whose zone differs from its parent's (a
 // nested .git, a zone root), and for each file with several hard links, so
 // the chain sees every zone the subtree effect reaches.
-func (s *Set) subtreeEffects(root string, op zones.Op) ([]policy.Effect, error) {
+func (s *Set) subtreeEffects(root zones.Path, op zones.Op) ([]policy.Effect, error) {
 	var out []policy.Effect
 	count := 0
-	var walk func(dir string, zone zones.Mode) error
-	walk = func(dir string, zone zones.Mode) error {
-		names, err := readDirNames(s.Vault.Fs, dir, -1)
+	// disk is the folder as the file system spells it, at as the zones
+	// judge it (NFC): they differ only for names written in another form.
+	var walk func(disk string, at zones.Path, zone zones.Mode) error
+	walk = func(disk string, at zones.Path, zone zones.Mode) error {
+		names, err := readDirNames(s.Vault.Fs, disk, -1)
 		if err != nil {
-			return s.osFail(dir, err)
+			return s.osFail(disk, err)
 		}
 		for _, name := range names {
 			if count++; count > maxWalk {
 				return s.fail("tooManyEntries", root, maxWalk)
 			}
-			p := path.Join(dir, name)
-			st, err := s.stat(p)
+			p := path.Join(disk, name)
+			child, err := at.Child(name)
 			if err != nil {
 				return err
 			}
-			z := s.Zones.Zone(p)
+			st, err := statOf(s.Vault.lstat(p))
+			if err != nil {
+				return err
+			}
+			z := s.Zones.Zone(child)
 			if z != zone || (st.regular && links(st.fi) > 1 && op == zones.OpDelete) {
-				out = append(out, fileEffect(op, p, st))
+				out = append(out, fileEffect(op, child, st))
 			}
 			if st.dir {
-				if err := walk(p, z); err != nil {
+				if err := walk(p, child, z); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	}
-	return out, walk(root, s.Zones.Zone(root))
+	return out, walk(root.String(), root, s.Zones.Zone(root))
 }
 
 func readDirNames(fsys afero.Fs, dir string, n int) ([]string, error) {

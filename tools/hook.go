@@ -41,7 +41,7 @@ func judgedOnly(p *Plan) *Plan {
 
 // hookPath reads a path argument as Claude Code gives it: absolute, or
 // relative to the session's working directory.
-func (s *Set) hookPath(a args, name string) (string, error) {
+func (s *Set) hookPath(a args, name string) (zones.Path, error) {
 	raw := a.str(name)
 	if raw != "" && !path.IsAbs(raw) && s.Cwd != "" {
 		raw = path.Join(s.Cwd, raw)
@@ -145,17 +145,19 @@ func hookBash(s *Set, a args) (*Plan, error) {
 }
 
 // targetOf is target for a path that is already normalised.
-func (s *Set) targetOf(p string) (rel string, st stat, link string, err error) {
+func (s *Set) targetOf(p zones.Path) (rel zones.Path, st stat, link string, err error) {
 	if rel, err = s.Vault.Resolve(p, false); err != nil {
-		return "", stat{}, "", err
+		return zones.Path{}, stat{}, "", err
 	}
 	if st, err = s.stat(rel); err != nil {
-		return "", stat{}, "", err
+		return zones.Path{}, stat{}, "", err
 	}
 	if st.symlink {
-		if link, err = s.Vault.Resolve(rel, true); err != nil {
-			return "", stat{}, "", err
+		to, err := s.Vault.Resolve(rel, true)
+		if err != nil {
+			return zones.Path{}, stat{}, "", err
 		}
+		link = to.String()
 	}
 	return rel, st, link, nil
 }

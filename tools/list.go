@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/zones"
 )
 
 const (
@@ -52,8 +53,8 @@ func planList(s *Set, a args) (*Plan, error) {
 	}, nil
 }
 
-func (s *Set) runList(root string, depth int) (*Result, error) {
-	if outside(root) {
+func (s *Set) runList(root zones.Path, depth int) (*Result, error) {
+	if root.Outside() {
 		return nil, s.fail("outsideVault", root)
 	}
 	st, err := s.stat(root)
@@ -68,8 +69,10 @@ func (s *Set) runList(root string, depth int) (*Result, error) {
 	}
 	var entries []Entry
 	truncated := false
-	var walk func(dir string, level int) error
-	walk = func(dir string, level int) error {
+	// dir is the folder as the file system spells it, at as the zones
+	// judge it.
+	var walk func(dir string, at zones.Path, level int) error
+	walk = func(dir string, at zones.Path, level int) error {
 		names, err := readDirNames(s.Vault.Fs, dir, -1)
 		if err != nil {
 			return s.osFail(dir, err)
@@ -80,7 +83,11 @@ func (s *Set) runList(root string, depth int) (*Result, error) {
 				continue
 			}
 			p := path.Join(dir, name)
-			z := s.Zones.Zone(p)
+			child, err := at.Child(name)
+			if err != nil {
+				return err
+			}
+			z := s.Zones.Zone(child)
 			if !z.Listed() {
 				continue // hidden and no-zone paths are not there
 			}
@@ -88,7 +95,7 @@ func (s *Set) runList(root string, depth int) (*Result, error) {
 				truncated = true
 				return nil
 			}
-			est, err := s.stat(p)
+			est, err := statOf(s.Vault.lstat(p))
 			if err != nil {
 				return err
 			}
@@ -103,18 +110,18 @@ func (s *Set) runList(root string, depth int) (*Result, error) {
 			}
 			entries = append(entries, e)
 			if est.dir && level < depth {
-				if err := walk(p, level+1); err != nil {
+				if err := walk(p, child, level+1); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	}
-	if err := walk(root, 1); err != nil {
+	if err := walk(root.String(), root, 1); err != nil {
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  [%s: %s]\n", displayDir(root), s.Zones.Zone(root), policy.ModeAllows(s.Lang, s.Zones.Zone(root)))
+	fmt.Fprintf(&b, "%s  [%s: %s]\n", displayDir(root.String()), s.Zones.Zone(root), policy.ModeAllows(s.Lang, s.Zones.Zone(root)))
 	if len(entries) == 0 {
 		b.WriteString(s.say("emptyFolder", root))
 		b.WriteByte('\n')
@@ -194,8 +201,8 @@ func planSearch(s *Set, a args) (*Plan, error) {
 	}, nil
 }
 
-func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byte) bool, limit int) (*Result, error) {
-	if outside(root) {
+func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, match func([]byte) bool, limit int) (*Result, error) {
+	if root.Outside() {
 		return nil, s.fail("outsideVault", root)
 	}
 	st, err := s.stat(root)
@@ -245,8 +252,8 @@ func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byt
 			}
 		}
 	}
-	var walk func(dir string) error
-	walk = func(dir string) error {
+	var walk func(dir string, at zones.Path) error
+	walk = func(dir string, at zones.Path) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -263,12 +270,13 @@ func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byt
 		for _, fi := range infos {
 			name := fi.Name()
 			p := path.Join(dir, name)
-			if !s.Zones.Zone(p).Listed() || strings.HasPrefix(name, tempPrefix) {
+			child, err := at.Child(name)
+			if err != nil || !s.Zones.Zone(child).Listed() || strings.HasPrefix(name, tempPrefix) {
 				continue
 			}
 			switch {
 			case fi.IsDir():
-				err = walk(p)
+				err = walk(p, child)
 			case fi.Mode().Type() == 0:
 				err = searchFile(p)
 			default:
@@ -281,9 +289,9 @@ func (s *Set) runSearch(ctx context.Context, root, glob string, match func([]byt
 		return nil
 	}
 	if st.dir {
-		err = walk(root)
+		err = walk(root.String(), root)
 	} else if st.regular && s.Zones.Zone(root).Listed() {
-		err = searchFile(root)
+		err = searchFile(root.String())
 	}
 	if err != nil && err != io.EOF {
 		return nil, err
@@ -310,9 +318,9 @@ func globMatch(glob, p string) bool {
 
 // folderArg reads list's and search's optional path: the vault root when
 // it is not given.
-func (s *Set) folderArg(a args) (string, error) {
+func (s *Set) folderArg(a args) (zones.Path, error) {
 	if !a.has("path") {
-		return ".", nil
+		return zones.VaultRoot, nil
 	}
 	return s.path(a, "path")
 }

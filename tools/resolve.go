@@ -44,70 +44,84 @@ func (v *Vault) readlink(rel string) (string, error) {
 	return "", &fs.PathError{Op: "readlink", Path: rel, Err: errors.ErrUnsupported}
 }
 
-// Resolve returns the real path of p (as zones.Normalize gives it): every
-// symlink that exists is followed, in user space, so that the zone is
-// decided where the path really leads. A path that leaves the vault comes
-// back absolute. With followLast false the last component is kept as it is
-// (delete and move act on a link itself).
-func (v *Vault) Resolve(p string, followLast bool) (string, error) {
+// Resolve returns the real path of p: every symlink that exists is
+// followed, in user space, so that the zone is decided where the path
+// really leads. A path that leaves the vault comes back outside. With
+// followLast false the last component is kept as it is (delete and move act
+// on a link itself).
+func (v *Vault) Resolve(p zones.Path, followLast bool) (zones.Path, error) {
 	hops := 0
 	return v.resolve(p, followLast, &hops)
 }
 
-func (v *Vault) resolve(p string, followLast bool, hops *int) (string, error) {
-	if p == "." || path.IsAbs(p) {
+func (v *Vault) resolve(p zones.Path, followLast bool, hops *int) (zones.Path, error) {
+	if p.IsRoot() || p.Outside() || p.IsZero() {
 		return p, nil // the root, or outside: nothing of ours to resolve
 	}
-	parts := strings.Split(p, "/")
-	cur := "."
+	parts := strings.Split(p.String(), "/")
+	cur := zones.VaultRoot
 	for i, name := range parts {
-		next := path.Join(cur, name)
+		next, err := cur.Child(name)
+		if err != nil {
+			return zones.Path{}, err
+		}
 		last := i == len(parts)-1
 		if last && !followLast {
 			return next, nil
 		}
-		fi, err := v.lstat(next)
+		fi, err := v.lstat(next.String())
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				// the rest does not exist yet: it is what it says
-				return path.Join(append([]string{next}, parts[i+1:]...)...), nil
+				return below(next, parts[i+1:])
 			}
-			return "", err
+			return zones.Path{}, err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			cur = next
 			continue
 		}
 		if *hops++; *hops > maxLinkHops {
-			return "", &fs.PathError{Op: "resolve", Path: p, Err: errLinkLoop}
+			return zones.Path{}, &fs.PathError{Op: "resolve", Path: p.String(), Err: errLinkLoop}
 		}
-		target, err := v.readlink(next)
+		target, err := v.readlink(next.String())
 		if err != nil {
-			return "", err
+			return zones.Path{}, err
 		}
 		var abs string
 		if path.IsAbs(target) {
 			abs = target
 		} else {
-			abs = path.Join(v.Root, cur, target)
+			abs = path.Join(cur.Abs(v.Root), target)
 		}
-		t, inside, err := zones.Normalize(v.Root, abs)
+		t, err := zones.Normalize(v.Root, abs)
 		if err != nil {
-			return "", err
+			return zones.Path{}, err
 		}
-		if !inside {
+		if t.Outside() {
 			// Out of the vault: the rest is judged outside, where no
 			// file tool acts.
-			return path.Join(append([]string{t}, parts[i+1:]...)...), nil
+			return below(t, parts[i+1:])
 		}
 		t, err = v.resolve(t, true, hops)
 		if err != nil {
-			return "", err
+			return zones.Path{}, err
 		}
-		if path.IsAbs(t) {
-			return path.Join(append([]string{t}, parts[i+1:]...)...), nil
+		if t.Outside() {
+			return below(t, parts[i+1:])
 		}
 		cur = t
 	}
 	return cur, nil
+}
+
+// below is dir with the components names appended.
+func below(dir zones.Path, names []string) (zones.Path, error) {
+	for _, n := range names {
+		var err error
+		if dir, err = dir.Child(n); err != nil {
+			return zones.Path{}, err
+		}
+	}
+	return dir, nil
 }

@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
@@ -230,14 +229,11 @@ func (a args) integer(name string, def int) int {
 }
 
 // path reads a path argument and normalises it against the vault.
-func (s *Set) path(a args, name string) (string, error) {
+func (s *Set) path(a args, name string) (zones.Path, error) {
 	raw := a.str(name)
-	p, _, err := zones.Normalize(s.Vault.Root, raw)
+	p, err := zones.Normalize(s.Vault.Root, raw)
 	if err != nil {
-		return "", &ArgError{Tool: a.tool, Arg: name, Problem: err.Error()}
+		return zones.Path{}, &ArgError{Tool: a.tool, Arg: name, Problem: err.Error()}
 	}
 	return p, nil
 }
-
-// outside marks effects on paths that are not in the vault.
-func outside(p string) bool { return strings.HasPrefix(p, "/") }

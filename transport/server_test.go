@@ -282,7 +282,7 @@ func TestPanickingRuleIsAuditedDeny(t *testing.T) {
 func TestCustomRule(t *testing.T) {
 	noTodo := policy.Rule{Name: "no_todo_files", Check: func(c *policy.ToolCall) *policy.Deny {
 		for _, e := range c.Effects {
-			if strings.Contains(e.Path, "todo") {
+			if strings.Contains(e.Path.String(), "todo") {
 				return &policy.Deny{Effect: &e, Reason: "no files named todo"}
 			}
 		}

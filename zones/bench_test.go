@@ -4,9 +4,10 @@ import "testing"
 
 func BenchmarkZoneASCII(b *testing.B) {
 	tab, _ := New(vault, []Entry{{".", Edit}, {"projects/work", Write}, {"archive", Protected}, {".obsidian", Protected}}, Options{})
+	p := at("projects/work/2026/q4/notes.md")
 	b.ReportAllocs()
 	for b.Loop() {
-		if tab.Zone("projects/work/2026/q4/notes.md") != Write {
+		if tab.Zone(p) != Write {
 			b.Fatal("wrong zone")
 		}
 	}
@@ -14,9 +15,10 @@ func BenchmarkZoneASCII(b *testing.B) {
 
 func BenchmarkZoneCyrillic(b *testing.B) {
 	tab := sample(b, Options{})
+	p := at("мета/бобер/проекты/2026/заметка.md")
 	b.ReportAllocs()
 	for b.Loop() {
-		if tab.Zone("мета/бобер/проекты/2026/заметка.md") != Write {
+		if tab.Zone(p) != Write {
 			b.Fatal("wrong zone")
 		}
 	}

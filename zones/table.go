@@ -55,6 +55,7 @@ func New(vault string, entries []Entry, opt Options) (*Table, error) {
 	if !path.IsAbs(vault) {
 		return nil, fmt.Errorf("zones: vault %q is not an absolute path", vault)
 	}
+	r := kinds.Load()
 	t := &Table{
 		vault:    norm.NFC.String(path.Clean(vault)),
 		exact:    make(map[string]Mode, len(entries)),
@@ -64,11 +65,12 @@ func New(vault string, entries []Entry, opt Options) (*Table, error) {
 		foldOnly: opt.FoldOnly,
 	}
 	for _, e := range entries {
-		p, _, err := Normalize(t.vault, e.Path)
+		np, err := Normalize(t.vault, e.Path)
 		if err != nil {
 			return nil, err
 		}
-		if e.Mode == NoZone || e.Mode >= numModes {
+		p := np.p
+		if e.Mode == NoZone || int(e.Mode) >= r.n {
 			return nil, fmt.Errorf("zones: %q: invalid zone mode %d", e.Path, e.Mode)
 		}
 		if prev, dup := t.exact[p]; dup {
@@ -82,22 +84,28 @@ func New(vault string, entries []Entry, opt Options) (*Table, error) {
 			return nil, &DuplicateError{Path: p, First: prev, Second: e.Mode}
 		}
 		t.exact[p] = e.Mode
-		if prev, ok := t.folded[f]; !ok || e.Mode < prev {
+		if prev, ok := t.folded[f]; ok {
+			t.folded[f] = r.stricter(prev, e.Mode)
+		} else {
 			t.folded[f] = e.Mode
 		}
 		t.entries = append(t.entries, Entry{Path: p, Mode: e.Mode})
 	}
 	addCaps := func(paths []string, m Mode) error {
 		for _, raw := range paths {
-			p, _, err := Normalize(t.vault, raw)
+			np, err := Normalize(t.vault, raw)
 			if err != nil {
 				return err
 			}
-			if old, ok := t.caps[p]; !ok || m < old {
+			p, f := np.p, fold(np.p)
+			if old, ok := t.caps[p]; ok {
+				t.caps[p] = r.stricter(old, m)
+			} else {
 				t.caps[p] = m
 			}
-			f := fold(p)
-			if old, ok := t.capsFold[f]; !ok || m < old {
+			if old, ok := t.capsFold[f]; ok {
+				t.capsFold[f] = r.stricter(old, m)
+			} else {
 				t.capsFold[f] = m
 			}
 		}
@@ -129,19 +137,38 @@ func (e *DuplicateError) Error() string {
 // Vault returns the vault root the table was built for.
 func (t *Table) Vault() string { return t.vault }
 
-// Entries returns the configured entries, sorted by path.
-func (t *Table) Entries() []Entry { return slices.Clone(t.entries) }
+// Root is a zone root (a configured entry or a control path) and its zone.
+type Root struct {
+	Path Path
+	Mode Mode
+}
 
-// Zone returns the zone of p, a path as Normalize returns it: vault-relative
-// ("." is the root) or absolute outside the vault. It does not allocate for
-// ASCII paths.
-func (t *Table) Zone(p string) Mode {
+// Entries returns the configured entries, sorted by path.
+func (t *Table) Entries() []Root {
+	out := make([]Root, len(t.entries))
+	for i, e := range t.entries {
+		out[i] = Root{Path: Path{e.Path}, Mode: e.Mode}
+	}
+	return out
+}
+
+// Zone returns the zone of p: the stricter of its entry as spelled, its
+// entry under case folding, and the caps on control paths. It does not
+// allocate for ASCII paths, nor for names already folded.
+func (t *Table) Zone(at Path) Mode {
+	p := at.p
+	if p == "" {
+		return NoZone
+	}
+	r := kinds.Load()
 	var buf [256]byte
 	f := foldInto(buf[:0], p)
+	m := r.stricter(lookup(t.folded, f), capOf(r, t.capsFold, f))
+	m = r.stricter(m, controlCap(f))
 	if t.foldOnly {
-		return min(lookup(t.folded, f), capOf(t.capsFold, f), controlCap(f))
+		return m
 	}
-	return min(lookup(t.exact, p), lookup(t.folded, f), capOf(t.caps, p), capOf(t.capsFold, f), controlCap(f))
+	return r.stricter(m, r.stricter(lookup(t.exact, p), capOf(r, t.caps, p)))
 }
 
 // lookup finds the longest entry that is p or a folder above it.
@@ -170,15 +197,16 @@ func lookup[K ~string | ~[]byte](m map[string]Mode, p K) Mode {
 	}
 }
 
-// capOf returns the strictest cap on p or any folder above it (Write if none).
-func capOf[K ~string | ~[]byte](m map[string]Mode, p K) Mode {
+// capOf returns the strictest cap on p or any folder above it (Write, which
+// allows every op a zone can, if none).
+func capOf[K ~string | ~[]byte](r *registry, m map[string]Mode, p K) Mode {
 	c := Write
 	if len(m) == 0 {
 		return c
 	}
 	for {
-		if mode, ok := m[string(p)]; ok && mode < c {
-			c = mode
+		if mode, ok := m[string(p)]; ok {
+			c = r.stricter(c, mode)
 		}
 		i := lastSlash(p)
 		switch {
@@ -265,7 +293,8 @@ func Fold(p string) string { return fold(p) }
 
 // IsAnchor reports whether p is the root of a configured zone (or the vault
 // itself): such folders can't be deleted or moved, since the config names them.
-func (t *Table) IsAnchor(p string) bool {
+func (t *Table) IsAnchor(at Path) bool {
+	p := at.p
 	if p == "." {
 		return true
 	}
@@ -281,8 +310,9 @@ func (t *Table) IsAnchor(p string) bool {
 // Within returns the entries and control paths strictly inside p, with the
 // mode each would give. An effect on p's whole subtree needs its permission in
 // every one of them, besides p's own zone.
-func (t *Table) Within(p string) []Entry {
-	var out []Entry
+func (t *Table) Within(under Path) []Root {
+	var out []Root
+	p := under.p
 	fp := fold(p)
 	inside := func(q string) bool {
 		if p == "." {
@@ -292,15 +322,15 @@ func (t *Table) Within(p string) []Entry {
 	}
 	for _, e := range t.entries {
 		if inside(e.Path) {
-			out = append(out, Entry{Path: e.Path, Mode: t.Zone(e.Path)})
+			out = append(out, Root{Path: Path{e.Path}, Mode: t.Zone(Path{e.Path})})
 		}
 	}
 	for c := range t.caps {
 		if inside(c) {
-			out = append(out, Entry{Path: c, Mode: t.Zone(c)})
+			out = append(out, Root{Path: Path{c}, Mode: t.Zone(Path{c})})
 		}
 	}
-	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(out, func(a, b Root) int { return strings.Compare(a.Path.p, b.Path.p) })
 	return out
 }
 
@@ -309,7 +339,7 @@ func (t *Table) Within(p string) []Entry {
 func (t *Table) Where(op Op) []string {
 	var out []string
 	for _, e := range t.entries {
-		if e.Mode.Allows(op) && t.Zone(e.Path).Allows(op) {
+		if e.Mode.Allows(op) && t.Zone(Path{e.Path}).Allows(op) {
 			out = append(out, e.Path)
 		}
 	}

@@ -15,15 +15,6 @@ import (
 	"github.com/vaultgate/vaultgate/zones"
 )
 
-var zoneColour = map[zones.Mode]string{
-	zones.Write:     "\x1b[32m", // green: anything goes
-	zones.Edit:      "\x1b[36m",
-	zones.Create:    "\x1b[34m",
-	zones.Protected: "\x1b[33m",
-	zones.Hidden:    "\x1b[31m",
-	zones.NoZone:    "\x1b[90m",
-}
-
 func init() {
 	var src source
 	var agent string
@@ -74,13 +65,15 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 	label := func(m zones.Mode) string {
 		s := fmt.Sprintf("[%s: %s]", m, policy.ModeAllows("en", m))
 		if colour {
-			return zoneColour[m] + s + "\x1b[0m"
+			return "\x1b[" + m.Colour().ANSI + "m" + s + "\x1b[0m"
 		}
 		return s
 	}
-	fmt.Fprintf(stdout, "%s  %s\n", audit.EscapeControl(vault), label(t.Zone(".")))
-	var walk func(rel, indent string, level int, parent zones.Mode)
-	walk = func(rel, indent string, level int, parent zones.Mode) {
+	fmt.Fprintf(stdout, "%s  %s\n", audit.EscapeControl(vault), label(t.Zone(zones.VaultRoot)))
+	// rel is the folder as the file system spells it, at as the zones
+	// judge it.
+	var walk func(rel string, at zones.Path, indent string, level int, parent zones.Mode)
+	walk = func(rel string, at zones.Path, indent string, level int, parent zones.Mode) {
 		ents, err := os.ReadDir(filepath.Join(vault, filepath.FromSlash(rel)))
 		if err != nil {
 			fmt.Fprintf(stdout, "%s(unreadable: %v)\n", indent, err)
@@ -99,22 +92,26 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 			if i == len(dirs)-1 {
 				branch, next = "└── ", "    "
 			}
-			m := t.Zone(p)
+			child, err := at.Child(name)
+			if err != nil {
+				continue
+			}
+			m := t.Zone(child)
 			line := indent + branch + audit.EscapeControl(name) + "/"
-			if m != parent || t.IsAnchor(p) {
+			if m != parent || t.IsAnchor(child) {
 				line += "  " + label(m)
 			}
 			fmt.Fprintln(stdout, line)
 			if level < depth && name != ".git" {
-				walk(p, indent+next, level+1, m)
+				walk(p, child, indent+next, level+1, m)
 			}
 		}
 	}
-	walk(".", "", 1, t.Zone("."))
+	walk(".", zones.VaultRoot, "", 1, t.Zone(zones.VaultRoot))
 	// Absolute zones live outside the vault (bash only): list them too.
 	for _, e := range t.Entries() {
-		if path.IsAbs(e.Path) {
-			fmt.Fprintf(stdout, "%s  %s  (outside the vault, bash only)\n", audit.EscapeControl(e.Path), label(t.Zone(e.Path)))
+		if e.Path.Outside() {
+			fmt.Fprintf(stdout, "%s  %s  (outside the vault, bash only)\n", audit.EscapeControl(e.Path.String()), label(t.Zone(e.Path)))
 		}
 	}
 }
