@@ -77,6 +77,7 @@ func New(opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/", s.authed(func(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "no such endpoint")
 	}))
+	s.mux.HandleFunc("GET /zones.css", s.zonesStyle)
 	s.mux.HandleFunc("GET /{file...}", s.file)
 	return s, nil
 }

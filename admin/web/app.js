@@ -118,14 +118,17 @@ function effectsCell(effects) {
   const td = el("td", null, "mono");
   for (const e of effects || []) {
     const line = el("div");
-    line.append(el("span", e.op + " "), el("span", e.path), el("span", " " + (e.zone || "-"), "zone " + zoneClass(e.zone)));
+    line.append(el("span", e.op + " "), el("span", e.path), zoneLabel("span", " " + (e.zone || "-"), e.zone));
     td.append(line);
   }
   return td;
 }
 
-function zoneClass(z) {
-  return ["write", "edit", "create", "protected", "hidden"].includes(z) ? z : "none";
+// zoneLabel shows a zone name; zones.css, made from the kind table, colours it.
+function zoneLabel(tag, text, zone) {
+  const e = el(tag, text, "zone");
+  e.dataset.zone = zone || "none";
+  return e;
 }
 
 function row(r, fresh) {
@@ -185,7 +188,7 @@ function showDetail(r, tr) {
   const eff = $("detail-effects").tBodies[0];
   eff.replaceChildren(...(r.effects || []).map((e) => {
     const tr = document.createElement("tr");
-    tr.append(el("td", e.op, "mono"), el("td", e.path, "mono"), el("td", e.zone || "-", "zone " + zoneClass(e.zone)));
+    tr.append(el("td", e.op, "mono"), el("td", e.path, "mono"), zoneLabel("td", e.zone || "-", e.zone));
     return tr;
   }));
   // Escaped line by line: the indentation's newlines are the JSON's own.
