@@ -9,7 +9,8 @@ import (
 	"github.com/vaultgate/vaultgate/zones"
 )
 
-// ZonesRule judges every effect against the zone table (DESIGN.md §3).
+// ZonesRule judges every effect against the zone table: what its path's kind
+// allows, laundering, anchors, links and every zone inside a subtree.
 var ZonesRule = Rule{Name: "zones", Check: checkZones}
 
 // maxReasons bounds how many denied parts of one bash command are told.

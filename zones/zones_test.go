@@ -34,7 +34,7 @@ func sample(t testing.TB, opt Options) *Table {
 	return tab
 }
 
-// TestAllowsTable is the zone table of DESIGN.md §3, cell by cell.
+// TestAllowsTable is what each built-in kind allows, cell by cell.
 func TestAllowsTable(t *testing.T) {
 	want := map[Mode]string{
 		// read create modify delete move-out move-in link exec
