@@ -47,7 +47,7 @@ func TestDefinedKindThroughTheChain(t *testing.T) {
 		// content from a drop folder would become readable in an edit zone
 		{"en", Effect{Op: zones.OpMoveIn, Path: at("notes/x.md"), Source: at("inbox/x.md")}, []string{"inbox/x.md"}},
 		// a read of the whole vault meets the inbox
-		{"en", Effect{Op: zones.OpRead, Path: zones.VaultRoot, Subtree: true}, []string{"hidden"}},
+		{"en", Effect{Op: zones.OpRead, Path: zones.VaultRoot(), Subtree: true}, []string{"hidden"}},
 	} {
 		d := run(c.lang, "x", c.e)
 		if d == nil {

@@ -242,7 +242,7 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 		}
 		return t.Zone(p)
 	}
-	nodes := map[string]node{".": {rel: ".", mode: t.Zone(zones.VaultRoot)}}
+	nodes := map[string]node{".": {rel: ".", mode: t.Zone(zones.VaultRoot())}}
 	entries := map[string]bool{}
 	var absolute []zones.Root
 	for _, e := range t.Entries() {
@@ -254,7 +254,7 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 		entries[rel] = true
 		nodes[rel] = node{rel: rel, mode: t.Zone(e.Path)}
 	}
-	for _, e := range t.Within(zones.VaultRoot) {
+	for _, e := range t.Within(zones.VaultRoot()) {
 		if rel := e.Path.String(); !entries[rel] {
 			nodes[rel] = node{rel: rel, mode: e.Mode, control: true}
 		}

@@ -320,7 +320,7 @@ func globMatch(glob, p string) bool {
 // it is not given.
 func (s *Set) folderArg(a args) (zones.Path, error) {
 	if !a.has("path") {
-		return zones.VaultRoot, nil
+		return zones.VaultRoot(), nil
 	}
 	return s.path(a, "path")
 }

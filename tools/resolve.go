@@ -59,7 +59,7 @@ func (v *Vault) resolve(p zones.Path, followLast bool, hops *int) (zones.Path, e
 		return p, nil // the root, or outside: nothing of ours to resolve
 	}
 	parts := strings.Split(p.String(), "/")
-	cur := zones.VaultRoot
+	cur := zones.VaultRoot()
 	for i, name := range parts {
 		next, err := cur.Child(name)
 		if err != nil {

@@ -23,7 +23,7 @@ var (
 type Path struct{ p string }
 
 // VaultRoot is the vault root.
-var VaultRoot = Path{"."}
+func VaultRoot() Path { return Path{"."} }
 
 // Normalize turns a path as a caller wrote it into a Path: "." and ".."
 // resolved lexically, then against the vault root; absolute paths inside
@@ -50,7 +50,7 @@ func Normalize(vault, p string) (Path, error) {
 	}
 	switch {
 	case p == vault:
-		return VaultRoot, nil
+		return VaultRoot(), nil
 	case vault == "/":
 		return Path{p[1:]}, nil
 	case strings.HasPrefix(p, vault) && p[len(vault)] == '/':

@@ -33,13 +33,13 @@ func TestNormalizedZone(t *testing.T) {
 
 func TestPathMethods(t *testing.T) {
 	in, out := at("a/b"), at("/etc/x")
-	if in.Outside() || !out.Outside() || VaultRoot.Outside() || !VaultRoot.IsRoot() {
+	if in.Outside() || !out.Outside() || VaultRoot().Outside() || !VaultRoot().IsRoot() {
 		t.Error("Outside or IsRoot is wrong")
 	}
-	if in.Abs(vault) != "/home/u/Notes/a/b" || out.Abs(vault) != "/etc/x" || VaultRoot.Abs(vault) != vault {
+	if in.Abs(vault) != "/home/u/Notes/a/b" || out.Abs(vault) != "/etc/x" || VaultRoot().Abs(vault) != vault {
 		t.Error("Abs is wrong")
 	}
-	for p, want := range map[Path]string{in: "a", at("a"): ".", VaultRoot: ".", out: "/etc", at("/"): "/"} {
+	for p, want := range map[Path]string{in: "a", at("a"): ".", VaultRoot(): ".", out: "/etc", at("/"): "/"} {
 		if got := p.Parent().String(); got != want {
 			t.Errorf("Parent(%s) = %s, want %s", p, got, want)
 		}
@@ -48,7 +48,7 @@ func TestPathMethods(t *testing.T) {
 		dir  Path
 		name string
 		want string
-	}{{VaultRoot, "x", "x"}, {in, "c", "a/b/c"}, {at("/"), "tmp", "/tmp"}, {out, "y", "/etc/x/y"}, {in, norm.NFD.String("й"), "a/b/й"}} {
+	}{{VaultRoot(), "x", "x"}, {in, "c", "a/b/c"}, {at("/"), "tmp", "/tmp"}, {out, "y", "/etc/x/y"}, {in, norm.NFD.String("й"), "a/b/й"}} {
 		got, err := c.dir.Child(c.name)
 		if err != nil || got.String() != c.want {
 			t.Errorf("Child(%s, %q) = %q, %v; want %q", c.dir, c.name, got, err, c.want)
@@ -62,7 +62,7 @@ func TestPathMethods(t *testing.T) {
 	if _, err := (Path{}).Child("x"); err == nil {
 		t.Error("a child of no path")
 	}
-	if !at("a/b/c").Within(in) || at("a/bc").Within(in) || !in.Within(VaultRoot) || out.Within(VaultRoot) || !out.Within(at("/")) {
+	if !at("a/b/c").Within(in) || at("a/bc").Within(in) || !in.Within(VaultRoot()) || out.Within(VaultRoot()) || !out.Within(at("/")) {
 		t.Error("Within is wrong")
 	}
 	b, err := json.Marshal(struct {

@@ -222,7 +222,7 @@ func TestNoRootEntry(t *testing.T) {
 	if got := tab.Zone(at("other/x")); got != NoZone {
 		t.Errorf("uncovered path: %s, want none", got)
 	}
-	if got := tab.Zone(VaultRoot); got != NoZone {
+	if got := tab.Zone(VaultRoot()); got != NoZone {
 		t.Errorf("root: %s, want none", got)
 	}
 }
@@ -238,7 +238,7 @@ func TestAnchorsWithinWhere(t *testing.T) {
 	if len(within) != 1 || within[0].Path.String() != "мета/бобер" || within[0].Mode != Write {
 		t.Errorf("Within(мета) = %v", within)
 	}
-	all := tab.Within(VaultRoot)
+	all := tab.Within(VaultRoot())
 	if len(all) != 6 { // 5 entries below the root, and the state cap
 		t.Errorf("Within(.) = %v", all)
 	}

@@ -69,7 +69,7 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 		}
 		return s
 	}
-	fmt.Fprintf(stdout, "%s  %s\n", audit.EscapeControl(vault), label(t.Zone(zones.VaultRoot)))
+	fmt.Fprintf(stdout, "%s  %s\n", audit.EscapeControl(vault), label(t.Zone(zones.VaultRoot())))
 	// rel is the folder as the file system spells it, at as the zones
 	// judge it.
 	var walk func(rel string, at zones.Path, indent string, level int, parent zones.Mode)
@@ -107,7 +107,7 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 			}
 		}
 	}
-	walk(".", zones.VaultRoot, "", 1, t.Zone(zones.VaultRoot))
+	walk(".", zones.VaultRoot(), "", 1, t.Zone(zones.VaultRoot()))
 	// Absolute zones live outside the vault (bash only): list them too.
 	for _, e := range t.Entries() {
 		if e.Path.Outside() {
