@@ -94,7 +94,7 @@ func newGateVault(t *testing.T, log string) *gateVault {
 
 func (g *gateVault) call(t *testing.T, tool string, args map[string]any) string {
 	t.Helper()
-	o := g.gate.Call(context.Background(), g.caller, tool, args, false)
+	o := g.gate.Call(context.Background(), g.caller, tool, args, server.Serve)
 	return string(o.Decision)
 }
 

@@ -345,3 +345,40 @@ func TestStats(t *testing.T) {
 		t.Errorf("a deny without a rule: %v", s.ByRule)
 	}
 }
+
+// TestEvent: a hook's after line says so right after via; a line without
+// an event has no such key, so lines written before it verify unchanged.
+func TestEvent(t *testing.T) {
+	path := testPath(t)
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []Record{
+		{Via: "hook", Tool: "Write", Decision: "allow"},
+		{Via: "hook", Event: EventAfter, Tool: "Write", Decision: "allow"},
+	} {
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], `"event"`) || !strings.Contains(lines[1], `"via":"hook","event":"after","tool":"Write"`) {
+		t.Fatalf("lines:\n%s", data)
+	}
+	var got []string
+	if err := Read(path, func(r Record) error { got = append(got, r.Event); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, []string{"", EventAfter}) {
+		t.Errorf("events read back: %q", got)
+	}
+	if r, err := Verify(path); err != nil || !r.OK {
+		t.Errorf("verify: %+v %v", r, err)
+	}
+}

@@ -70,6 +70,11 @@ func encodeBody(r *Record) ([]byte, error) {
 		slog.String("session", r.Session),
 		slog.String("agent", r.Agent),
 		slog.String("via", r.Via),
+	)
+	if r.Event != "" {
+		attrs = append(attrs, slog.String("event", r.Event)) // absent from older lines, which verify unchanged
+	}
+	attrs = append(attrs,
 		slog.String("tool", r.Tool),
 		slog.Any("args", args),
 		slog.Any("effects", effects),

@@ -22,7 +22,8 @@ type Record struct {
 	ID         string         `json:"id"` // unique per call
 	Session    string         `json:"session"`
 	Agent      string         `json:"agent"`
-	Via        string         `json:"via"` // stdio | http | hook | check
+	Via        string         `json:"via"`             // stdio | http | hook | check
+	Event      string         `json:"event,omitempty"` // "" the call; EventAfter: the hook's line after Claude Code ran it
 	Tool       string         `json:"tool"`
 	Args       map[string]any `json:"args"` // already redacted by the caller
 	Effects    []Effect       `json:"effects"`
@@ -37,6 +38,11 @@ type Record struct {
 	Seq        int64          `json:"seq"`  // line number in the chain, 1-based, across rotations
 	Prev       string         `json:"prev"` // hex sha256 of the previous line without its newline; "" for the first
 }
+
+// EventAfter marks the line a hook writes after Claude Code has run a
+// tool (PostToolUse): what vaultgate recorded of it, not a decision to let
+// it run. Lines without an event (all before it) are the call itself.
+const EventAfter = "after"
 
 // NewID returns a fresh call id: a UUID version 7, so ids sort by time and
 // still carry 74 random bits.

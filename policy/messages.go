@@ -35,10 +35,6 @@ var catalogue = map[string][2]string{
 		`%[1]s %[2]q with everything inside it: some paths inside it are hidden from you. Act on the files and folders you can list instead. %[5]s`,
 		`%[1]s «%[2]s» со всем содержимым нельзя: часть путей внутри скрыта от вас. Действуйте с файлами и папками, которые видны в списке. %[5]s`,
 	},
-	"unknownReadNoWall": {
-		`read a path that is only known when the command runs (in %[7]q): without the OS wall around bash such a path could be any file on the machine, so it is refused. Write the path out literally, or use the read, list and search tools.`,
-		`прочитать путь, известный только при выполнении (в %[7]q), нельзя: без защитной стенки ОС вокруг bash это может быть любой файл на машине. Напишите путь явно или используйте инструменты read, list и search.`,
-	},
 	"anchor": {
 		`%[1]s %[2]q: it is the root of a zone named in the config, so it can't be deleted or moved. Act on the files inside it instead.`,
 		`%[1]s «%[2]s» нельзя: это корень зоны из конфигурации, его нельзя удалить или переместить. Действуйте с файлами внутри.`,
@@ -69,6 +65,10 @@ var catalogue = map[string][2]string{
 	"unknownPath": {
 		`%[1]s a path that is only known when the command runs (in %[7]q): vaultgate can't check it, so it is refused. Write the path out literally.`,
 		`%[1]s путь, известный только при выполнении (в %[7]q), нельзя: vaultgate не может его проверить. Напишите путь явно.`,
+	},
+	"unconfinedRun": {
+		`run %[1]q: vaultgate can't know what it would touch, and nothing holds it to the zones, so it is refused.`,
+		`запустить %[1]q нельзя: vaultgate не может знать, что она затронет, и ничто не удержит её в зонах.`,
 	},
 	"readFirst": {
 		`%[1]s %[2]q: the file exists and has not been read in this session, or has changed since it was read. Read it with the read tool first, then try again.`,
@@ -122,7 +122,7 @@ func msg(lang, key string, args ...any) string {
 }
 
 // Phrase returns the catalogue text under key in lang; other packages (tool
-// errors, bash refusals) add their own keys with Register.
+// errors, the tools' own rules) add their own keys with Register.
 func Phrase(lang, key string, args ...any) string { return msg(lang, key, args...) }
 
 // Register adds messages to the catalogue at init time.

@@ -19,7 +19,11 @@ type Effect struct {
 	AsGiven string
 
 	Subtree bool // the effect covers everything below Path too
-	Unknown bool // the path can't be known before the call runs (bash)
+	Unknown bool // the path can't be known before the call runs
+	// Confined says the OS wall will hold the effect to what the zones
+	// allow whatever it turns out to touch, so an effect the zones can't
+	// judge beforehand (an unknown path, a program that runs) may go ahead.
+	Confined bool
 
 	// Source and SourceZone say where a move-in's or link's content comes
 	// from, for the laundering check.
@@ -32,11 +36,18 @@ type Effect struct {
 	ModTime   time.Time //
 	Links     int       // hard links of the file at Path (0 = unknown or not a file)
 	SymlinkTo string    // Path's last component is a symlink to this (vault path)
+	// NeedsFreshRead marks an effect that replaces what the file holds now:
+	// read_before_write lets it through only if the session has seen the
+	// file as it is. The planner knows which effects these are.
+	NeedsFreshRead bool
 
-	ByRename bool   // bash: the command replaces or removes the name by rename (mv, sed -i)
-	Command  string // bash: the command word that causes the effect
-	Why      string // exec: why the program can't be analysed
-	Detail   string // exec: the option or program
+	// Cause is what in the call brings the effect about, in the call's own
+	// words, for reasons and the audit: a command word ("rm", ">"), or for
+	// an effect with no path (exec) the program or option that runs.
+	Cause string
+	// Fact is what the planner knows of this effect that only the tool's
+	// own rule reads: a typed value of the tool's package, nil for most.
+	Fact any
 }
 
 // Deny is a rule's refusal. Reason is written for the model, in the
@@ -121,15 +132,14 @@ type ToolCall struct {
 
 	Zones *zones.Table
 	Lang  string // "en" or "ru": the language of every reason
-	// Walled is true when a bash call will run inside the OS wall, which
-	// then bounds what exec effects can do.
-	Walled bool
-	// Refusal is the planner's own deny: a bash command that could not be
-	// analysed. The bash rule reports it.
-	Refusal *Deny
-	// BashAllow narrows the programs of unknown effect the wall may run;
-	// empty means any.
-	BashAllow []string
+	// TellAll asks for a refusal that names every refused effect, not only
+	// the first: a call of many parts (a shell command) can then be mended
+	// at once.
+	TellAll bool
+	// Facts is what the tool's planner found that only the tool's own rule
+	// reads: a typed value of the tool's package, nil for most tools. The
+	// rules here never look at it, nor at tool names.
+	Facts any
 }
 
 // Zoned fills in each effect's zone (and its source's) from the table.
@@ -182,10 +192,11 @@ func (r Rule) run(call *ToolCall) (d *Deny) {
 	return r.Check(call)
 }
 
-// Builtin returns the built-in chain in its fixed order: bash, zones, and
-// read_before_write when enabled. Library users append their own rules.
+// Builtin returns the tool-blind part of the built-in chain in its fixed
+// order: zones, and read_before_write when enabled. The server puts the
+// tools' own rules before it and library users' rules after it.
 func Builtin(readBeforeWrite bool) Chain {
-	c := Chain{BashRule, ZonesRule}
+	c := Chain{ZonesRule}
 	if readBeforeWrite {
 		c = append(c, ReadBeforeWriteRule)
 	}

@@ -184,7 +184,7 @@ func TestReadBeforeWrite(t *testing.T) {
 	st := NewState()
 	mod := time.Unix(1700000000, 5)
 	call := func(tool string, size int64, mt time.Time) *Deny {
-		e := []Effect{{Op: zones.OpModify, Path: at("notes/a.md"), Exists: true, Size: size, ModTime: mt}}
+		e := []Effect{{Op: zones.OpModify, Path: at("notes/a.md"), Exists: true, Size: size, ModTime: mt, NeedsFreshRead: true}}
 		Zoned(tab, e)
 		return Builtin(true).Judge(&ToolCall{Tool: tool, Effects: e, Zones: tab, Session: &Session{State: st}})
 	}
@@ -205,11 +205,16 @@ func TestReadBeforeWrite(t *testing.T) {
 	if d := call("write", 10, mod); d == nil {
 		t.Error("write after Forget was allowed")
 	}
-	// a new file needs no read
-	e := []Effect{{Op: zones.OpCreate, Path: at("notes/new.md")}}
-	Zoned(tab, e)
-	if d := Builtin(true).Judge(&ToolCall{Tool: "write", Effects: e, Zones: tab, Session: &Session{State: st}}); d != nil {
-		t.Errorf("new file: %v", d)
+	// a new file needs no read, nor does a change the planner did not mark
+	for _, e := range []Effect{
+		{Op: zones.OpCreate, Path: at("notes/new.md"), NeedsFreshRead: true},
+		{Op: zones.OpModify, Path: at("notes/b.md"), Exists: true, Size: 3, ModTime: mod},
+	} {
+		e := []Effect{e}
+		Zoned(tab, e)
+		if d := Builtin(true).Judge(&ToolCall{Tool: "write", Effects: e, Zones: tab, Session: &Session{State: st}}); d != nil {
+			t.Errorf("%+v: %v", e[0], d)
+		}
 	}
 }
 
@@ -233,41 +238,51 @@ func TestStateConcurrent(t *testing.T) {
 	}
 }
 
-func TestBashRule(t *testing.T) {
+// TestUnknownAndExec: what no zone can place beforehand is refused unless
+// the planner says the OS wall holds it.
+func TestUnknownAndExec(t *testing.T) {
 	cases := []struct {
-		e      Effect
-		walled bool
-		allow  []string
-		want   string
+		e    Effect
+		want string // "" = allowed
 	}{
-		{Effect{Op: zones.OpExec, Detail: "python3", Why: "interpreter"}, false, nil, `run "python3" (interpreter)`},
-		{Effect{Op: zones.OpExec, Detail: "python3"}, true, nil, ""},
-		{Effect{Op: zones.OpExec, Detail: "perl"}, true, []string{"python3"}, "not in bash.allow"},
-		{Effect{Op: zones.OpDelete, Path: at("notes/a.md"), Command: "rm"}, false, nil, "Deleting is allowed in"},
-		{Effect{Op: zones.OpMoveOut, Path: at("notes/a.md"), Command: "mv", ByRename: true}, false, nil, "Use the move tool"},
-		{Effect{Op: zones.OpModify, Path: at("notes/a.md"), Command: "sed", ByRename: true}, false, nil, "Use the edit tool"},
-		{Effect{Op: zones.OpModify, Path: at("notes/a.md"), Command: ">"}, false, nil, ""},
-		{Effect{Op: zones.OpModify, Path: at("мета/бобер/a.md"), Command: "sed", ByRename: true}, false, nil, ""},
-		{Effect{Op: zones.OpDelete, Path: at("мета/бобер/a.md"), Command: "rm"}, false, nil, ""},
-		{Effect{Op: zones.OpModify, Path: zones.Path{}, Unknown: true, Command: "tee"}, false, nil, "only known when the command runs"},
-		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, false, nil, "could be any file on the machine"},
-		{Effect{Op: zones.OpRead, Unknown: true, Command: "cat"}, true, nil, ""},
+		{Effect{Op: zones.OpModify, Unknown: true, Cause: "tee"}, `only known when the command runs (in "tee")`},
+		{Effect{Op: zones.OpRead, Unknown: true, Cause: "cat"}, "only known when the command runs"},
+		{Effect{Op: zones.OpRead, Unknown: true, Cause: "cat", Confined: true}, ""},
+		{Effect{Op: zones.OpExec, Cause: "python3"}, `run "python3"`},
+		{Effect{Op: zones.OpExec, Cause: "python3", Confined: true}, ""},
 	}
-	tab := table(t)
 	for _, c := range cases {
-		e := []Effect{c.e}
-		Zoned(tab, e)
-		d := Builtin(false).Judge(&ToolCall{Tool: "bash", Effects: e, Zones: tab, Walled: c.walled, BashAllow: c.allow})
+		d := judge(t, "en", "x", c.e)
 		switch {
 		case c.want == "" && d != nil:
 			t.Errorf("%+v: %v", c.e, d)
-		case c.want != "" && (d == nil || !strings.Contains(d.Reason, c.want)):
-			t.Errorf("%+v: %v, want %q", c.e, d, c.want)
+		case c.want != "" && (d == nil || !strings.Contains(d.Reason, c.want) || d.Rule != "zones"):
+			t.Errorf("%+v: %v, want %q from zones", c.e, d, c.want)
 		}
 	}
-	refusal := &Deny{Reason: "parse error"}
-	if d := Builtin(false).Judge(&ToolCall{Tool: "bash", Refusal: refusal, Zones: tab}); d != refusal || d.Rule != "bash" {
-		t.Errorf("refusal: %v", d)
+}
+
+// TestTellAll: a call that asks for it hears every refused effect once;
+// any other hears the first.
+func TestTellAll(t *testing.T) {
+	tab := table(t)
+	effects := func() []Effect {
+		e := []Effect{
+			{Op: zones.OpDelete, Path: at("мета/a.md")},
+			{Op: zones.OpRead, Path: at("notes/ok.md")},
+			{Op: zones.OpDelete, Path: at("мета/b.md")},
+			{Op: zones.OpDelete, Path: at("мета/a.md")},
+		}
+		Zoned(tab, e)
+		return e
+	}
+	d := Builtin(false).Judge(&ToolCall{Effects: effects(), Zones: tab})
+	if d == nil || strings.Contains(d.Reason, "\n") || !strings.Contains(d.Reason, "мета/a.md") {
+		t.Errorf("first only: %v", d)
+	}
+	d = Builtin(false).Judge(&ToolCall{Effects: effects(), Zones: tab, TellAll: true})
+	if d == nil || strings.Count(d.Reason, "\n") != 1 || !strings.Contains(d.Reason, "мета/b.md") || d.Effect.Path.String() != "мета/a.md" {
+		t.Errorf("every part: %v", d)
 	}
 }
 
@@ -287,7 +302,7 @@ func TestUnknownSourceNeverLaunders(t *testing.T) {
 func TestHiddenNamesStayHidden(t *testing.T) {
 	for _, e := range []Effect{
 		{Op: zones.OpRead, Path: at("."), Subtree: true},
-		{Op: zones.OpRead, Unknown: true, Command: "cat"},
+		{Op: zones.OpRead, Unknown: true, Cause: "cat"},
 		{Op: zones.OpModify, Path: at("."), Subtree: true},
 	} {
 		for _, lang := range []string{"en", "ru"} {

@@ -13,57 +13,72 @@ import (
 // allows, laundering, anchors, links and every zone inside a subtree.
 var ZonesRule = Rule{Name: "zones", Check: checkZones}
 
-// maxReasons bounds how many denied parts of one bash command are told.
-const maxReasons = 8
+// MaxReasons bounds how many refused effects one deny tells.
+const MaxReasons = 8
 
 func checkZones(c *ToolCall) *Deny {
-	var first *Deny
-	var reasons []string
+	var all Reasons
 	for i := range c.Effects {
-		d := checkEffect(c, &c.Effects[i])
+		d := JudgeEffect(c, &c.Effects[i])
 		if d == nil {
 			continue
 		}
-		if !IsBash(c.Tool) {
+		if !c.TellAll {
 			return d
 		}
-		// A command has many parts: tell the model every part that is
-		// refused, so it can fix them all at once.
-		if first == nil {
-			first = d
-		}
-		if !slices.Contains(reasons, d.Reason) && len(reasons) < maxReasons {
-			reasons = append(reasons, d.Reason)
-		}
+		all.Add(d)
 	}
-	if first != nil && len(reasons) > 1 {
-		first.Reason = strings.Join(reasons, "\n")
-	}
-	return first
+	return all.Deny()
 }
 
-func checkEffect(c *ToolCall, e *Effect) *Deny {
+// Reasons gathers the refusals of one call's effects into one deny that
+// tells each in turn (once each, at most MaxReasons), so the model can mend
+// them all at once.
+type Reasons struct {
+	first *Deny
+	told  []string
+}
+
+// Add counts d (nil is ignored).
+func (r *Reasons) Add(d *Deny) {
+	if d == nil {
+		return
+	}
+	if r.first == nil {
+		r.first = d
+	}
+	if !slices.Contains(r.told, d.Reason) && len(r.told) < MaxReasons {
+		r.told = append(r.told, d.Reason)
+	}
+}
+
+// Deny is the first refusal with every reason told, or nil if none.
+func (r *Reasons) Deny() *Deny {
+	if r.first != nil && len(r.told) > 1 {
+		r.first.Reason = strings.Join(r.told, "\n")
+	}
+	return r.first
+}
+
+// JudgeEffect is the zones rule's judgement of one effect, for a tool's own
+// rule that tells the zones' refusals alongside its own.
+func JudgeEffect(c *ToolCall, e *Effect) *Deny {
 	deny := func(key string, args ...any) *Deny {
 		return &Deny{Effect: e, Reason: msg(c.Lang, key, args...)}
 	}
 	lang, t := c.Lang, c.Zones
-	if e.Op == zones.OpExec {
-		return nil // the bash rule decides what runs; zones have no say
-	}
 	phrase := OpPhrase(lang, e.Op)
-	if e.Unknown {
-		if e.Op != zones.OpRead {
-			return deny("unknownPath", phrase, "", "", "", "", "", e.Command)
+	if e.Op == zones.OpExec || e.Unknown {
+		// Nothing here can be placed in a zone beforehand: only the OS wall
+		// can hold it to the zones. The tool's own rule, earlier in the
+		// chain, has the better reason; this one fails closed without it.
+		if e.Confined {
+			return nil
 		}
-		if c.Walled {
-			return nil // the wall hides what can't be read
+		if e.Op == zones.OpExec {
+			return deny("unconfinedRun", e.Cause)
 		}
-		// Without the wall an unknown path could be any file on the
-		// machine, not only in the vault: the server's own
-		// /proc/<pid>/environ, a key in its home. So it is refused, and
-		// the model is told to write the path out (stricter than read
-		// on the whole vault, which would let a guessed pid through).
-		return deny("unknownReadNoWall", phrase, "", "", "", "", "", e.Command)
+		return deny("unknownPath", phrase, "", "", "", "", "", e.Cause)
 	}
 	op := e.Op
 	if op == zones.OpMoveIn && e.Exists {
@@ -117,22 +132,19 @@ func checkEffect(c *ToolCall, e *Effect) *Deny {
 	return nil
 }
 
-// ReadBeforeWriteRule refuses to overwrite or edit an existing file that
-// this session has not read, or that changed since it read it: the model
-// must not clobber what it has not seen.
+// ReadBeforeWriteRule refuses an effect marked NeedsFreshRead on an
+// existing file that this session has not read, or that changed since it
+// read it: the model must not clobber what it has not seen. Effects the
+// planner does not mark (a shell redirect) are judged by the zones alone.
 var ReadBeforeWriteRule = Rule{Name: "read_before_write", Check: checkReadBeforeWrite}
 
-// overwriters are the tools that replace or edit a file's content; bash
-// redirects are judged by zones alone.
-var overwriters = []string{"write", "edit", "Write", "Edit", "MultiEdit", "NotebookEdit"}
-
 func checkReadBeforeWrite(c *ToolCall) *Deny {
-	if !slices.Contains(overwriters, c.Tool) {
+	if c.Session == nil || c.Session.State == nil {
 		return nil
 	}
 	for i := range c.Effects {
 		e := &c.Effects[i]
-		if e.Op != zones.OpModify || !e.Exists || c.Session == nil || c.Session.State == nil {
+		if !e.NeedsFreshRead || !e.Exists {
 			continue
 		}
 		if !HasRead(c.Session.State, e.Path.String(), e.Size, e.ModTime) {
@@ -168,6 +180,10 @@ func HasRead(s *State, path string, size int64, mod time.Time) bool {
 	st, ok := v.(Stamp)
 	return ok && st.Size == size && st.ModTime.Equal(mod)
 }
+
+// Where is the sentence that tells the model where op is allowed, for a
+// tool's own rule that points the model elsewhere.
+func Where(lang string, t *zones.Table, op zones.Op) string { return where(lang, t, op) }
 
 // shown is the path a refusal names: never one in a hidden or no-zone
 // place that the caller did not spell out itself.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -27,7 +28,7 @@ const (
 type Gate struct {
 	cfg   *config.Config
 	vault *tools.Vault
-	log   *audit.Writer // nil: record nothing (dry runs)
+	log   *audit.Writer // nil: no call that asks to be recorded is let through
 	rules []policy.Rule // library users' rules, after the built-in ones
 
 	// Calls that change files run one at a time, plan to run (see
@@ -37,10 +38,11 @@ type Gate struct {
 
 // Options configure a Gate.
 type Options struct {
-	// Rules are appended to the built-in chain (bash, zones,
+	// Rules are appended to the built-in chain (hook_scope, bash, zones,
 	// read_before_write) of every agent.
 	Rules []policy.Rule
-	// Audit receives one record per call; nil records nothing.
+	// Audit receives one record per call. A gate without one can only
+	// judge and run: a call whose Steps ask for a record is refused.
 	Audit *audit.Writer
 }
 
@@ -58,16 +60,32 @@ type Caller struct {
 	Via     string // stdio, http, hook, check
 	Session *policy.Session
 	Policy  *config.Policy
-	Cwd     string // the hook's working directory; "" is the vault root
+	// Hook is the Claude Code call around a hook call, whose tool is one
+	// of Claude Code's; nil for the vault's own tools.
+	Hook *tools.HookCall
 }
 
-// Vias. A hook call judges Claude Code's built-in tools, and check's dry
-// runs are a person's, not the agent's: they are not audited.
+// Vias, as the audit log spells them.
 const (
 	ViaStdio = "stdio"
 	ViaHTTP  = "http"
 	ViaHook  = "hook"
 	ViaCheck = "check"
+)
+
+// Steps say how far Call takes a call once the chain has judged it.
+type Steps struct {
+	Run    bool // run the plan, if the chain allowed it
+	Record bool // write the call's audit line
+}
+
+var (
+	// Serve is an agent's call: judged, run and recorded (stdio, HTTP, the
+	// hook, whose tools' runs only record what Claude Code does).
+	Serve = Steps{Run: true, Record: true}
+	// DryRun is check's: a person's question, judged only; nothing runs
+	// and nothing is recorded.
+	DryRun = Steps{}
 )
 
 // Outcome is everything a call came to. The entry point turns it into its
@@ -80,7 +98,10 @@ type Outcome struct {
 	Effects  []policy.Effect
 	Result   *tools.Result // on allow and ok
 	Err      error         // on error, or a failed run
-	Record   audit.Record
+	// Forwarded: allowed here, the call goes on to the vault server, which
+	// judges and records it; this gate wrote no line for it.
+	Forwarded bool
+	Record    audit.Record
 }
 
 // Text is what the model reads.
@@ -103,23 +124,25 @@ func (o *Outcome) IsError() bool {
 
 // ToolSet returns the tools the caller's agent has.
 func (g *Gate) ToolSet(c Caller) *tools.Set {
-	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang, Bash: &c.Policy.Bash,
-		Hook: c.Via == ViaHook, Cwd: c.Cwd}
+	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang, Bash: &c.Policy.Bash, Hook: c.Hook}
 	if c.Session != nil {
 		s.State = c.Session.State
 	}
 	return s
 }
 
-// Chain returns the rule chain of an agent.
+// Chain returns the rule chain of an agent: the tools' own rules, each for
+// its tool's calls, then the tool-blind ones, then the library user's.
 func (g *Gate) Chain(p *config.Policy) policy.Chain {
-	return append(policy.Builtin(p.ReadBeforeWrite), g.rules...)
+	c := policy.Chain(tools.Rules(p))
+	c = append(c, policy.Builtin(p.ReadBeforeWrite)...)
+	return append(c, g.rules...)
 }
 
-// Call plans, judges, runs (unless dryRun) and records (unless it is a
-// check) one call. raw is the call's arguments as decoded JSON; anything but
-// an object is malformed.
-func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, dryRun bool) (out *Outcome) {
+// Call plans, judges, and then runs and records one call as steps says.
+// raw is the call's arguments as decoded JSON; anything but an object is
+// malformed.
+func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps Steps) (out *Outcome) {
 	start := time.Now()
 	out = &Outcome{ID: audit.NewID(), Tool: tool}
 	args, argsOK := raw.(map[string]any)
@@ -130,13 +153,13 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, dryRun 
 		if p := recover(); p != nil {
 			// A bug in a planner or a tool must not let a call through, nor
 			// leave it unrecorded.
-			out.Decision, out.Deny, out.Result = Error, nil, nil
+			out.Decision, out.Deny, out.Result, out.Forwarded = Error, nil, nil, false
 			out.Err = fmt.Errorf("internal error in %s: %v", tool, p)
 			debug.PrintStack()
 		}
 		out.Record = g.record(c, out, args, time.Since(start))
-		if g.log != nil && c.Via != ViaCheck {
-			if err := g.log.Write(&out.Record); err != nil {
+		if steps.Record && !(out.Forwarded && out.Err == nil) {
+			if err := g.write(&out.Record); err != nil {
 				// Fail closed: a call the person can't see is a call the
 				// model must not think succeeded.
 				out.Err = fmt.Errorf("the audit log could not be written (%v); the call's result is withheld", err)
@@ -154,7 +177,7 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, dryRun 
 		out.Decision, out.Err = Error, fmt.Errorf("%w %q", tools.ErrUnknownTool, tool)
 		return out
 	}
-	if !t.ReadOnly && !dryRun {
+	if !t.ReadOnly && steps.Run {
 		unlock, err := g.lockVault()
 		if err != nil {
 			out.Decision, out.Err = Error, err // can't be serialised: refuse
@@ -170,15 +193,14 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, dryRun 
 	out.Effects = plan.Effects
 	call := &policy.ToolCall{
 		Tool: tool, Args: args, Effects: plan.Effects, Session: c.Session, Via: c.Via,
-		Zones: c.Policy.Zones, Lang: c.Policy.Lang, Refusal: plan.Refusal,
-		Walled: plan.Walled, BashAllow: c.Policy.Bash.Allow,
+		Zones: c.Policy.Zones, Lang: c.Policy.Lang, TellAll: plan.TellAll, Facts: plan.Facts,
 	}
 	if d := g.Chain(c.Policy).Judge(call); d != nil {
 		out.Decision, out.Deny = Deny, d
 		return out
 	}
-	out.Decision = Allow
-	if dryRun {
+	out.Decision, out.Forwarded = Allow, plan.Forwarded
+	if !steps.Run {
 		return out
 	}
 	res, err := plan.Run(ctx)
@@ -188,6 +210,16 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, dryRun 
 	}
 	out.Result = res
 	return out
+}
+
+// errNoLog refuses a call that asks to be recorded by a gate with no log.
+var errNoLog = errors.New("this gate has no audit log")
+
+func (g *Gate) write(r *audit.Record) error {
+	if g.log == nil {
+		return errNoLog
+	}
+	return g.log.Write(r)
 }
 
 func (g *Gate) record(c Caller, o *Outcome, args map[string]any, d time.Duration) audit.Record {
@@ -201,6 +233,9 @@ func (g *Gate) record(c Caller, o *Outcome, args map[string]any, d time.Duration
 	}
 	if r.Agent == "" && c.Policy != nil {
 		r.Agent = c.Policy.Name
+	}
+	if c.Hook != nil && c.Hook.After {
+		r.Event = audit.EventAfter
 	}
 	for _, e := range o.Effects {
 		r.Effects = append(r.Effects, auditEffect(e))
@@ -233,7 +268,7 @@ func auditEffect(e policy.Effect) audit.Effect {
 	a := audit.Effect{Op: e.Op.String(), Path: e.Path.String(), Zone: e.Zone.String()}
 	switch {
 	case e.Op == zones.OpExec:
-		a.Path, a.Zone = e.Detail, ""
+		a.Path, a.Zone = e.Cause, "" // no path: what runs
 	case e.Unknown:
 		a.Path, a.Zone = "?", ""
 	}

@@ -9,14 +9,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
-	"github.com/vaultgate/vaultgate/zones"
+	"github.com/vaultgate/vaultgate/tools"
 )
 
 // HookInput is what Claude Code sends a hook on stdin (the fields used).
@@ -26,7 +26,11 @@ type HookInput struct {
 	HookEventName string         `json:"hook_event_name"`
 	ToolName      string         `json:"tool_name"`
 	ToolInput     map[string]any `json:"tool_input"`
+	ToolUseID     string         `json:"tool_use_id"` // sent by newer Claude Codes
 }
+
+// After reports whether Claude Code has run the tool already (PostToolUse).
+func (in *HookInput) After() bool { return in.HookEventName == "PostToolUse" }
 
 // HookAnswer is the hook's reply. Deny empty means allow: print nothing.
 type HookAnswer struct {
@@ -64,111 +68,37 @@ func ParseHookInput(data []byte) (*HookInput, error) {
 	return &in, nil
 }
 
-// hookBuiltins are Claude Code's tools the hook judges by their effects.
-var hookBuiltins = map[string]bool{"Read": true, "Write": true, "Edit": true, "MultiEdit": true,
-	"NotebookEdit": true, "Glob": true, "Grep": true, "Bash": true}
-
-func init() {
-	policy.Register("hook.tool",
-		`%[1]s is not allowed here: vaultgate lets through only the vault's own tools (mcp__%[2]s__*), Claude Code's tools it can check (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash), and those [hook] allow lists. Use the mcp__%[2]s__ tools instead.`,
-		`%[1]s здесь запрещён: vaultgate пропускает только инструменты хранилища (mcp__%[2]s__*), проверяемые инструменты Claude Code (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash) и перечисленные в [hook] allow. Используйте инструменты mcp__%[2]s__.`)
-}
-
 // Hook judges one Claude Code hook call through the gate, with the
-// session's state loaded from and saved to the state folder.
+// session's state loaded from and saved to the state folder. Claude Code's
+// tools are a hook tool set: planned, judged, run (which records what
+// Claude Code reads and writes) and audited like the vault's own, before
+// the call (PreToolUse) and after it (PostToolUse). Only a PreToolUse deny
+// is answered; after the call there is nothing left to refuse.
 func (g *Gate) Hook(ctx context.Context, p *config.Policy, in *HookInput) (HookAnswer, error) {
 	store, err := openHookSession(g.cfg.StateDir, in.SessionID)
 	if err != nil {
 		return HookAnswer{}, err
 	}
 	defer store.close()
-	session := &policy.Session{ID: in.SessionID, Agent: p.Name, State: store.state}
-	if in.HookEventName == "PostToolUse" {
-		// After Claude Code read or wrote a file: remember it as it is
-		// now, so read_before_write sees the session's own writes.
-		g.hookAfter(p, in, store.state)
-		return HookAnswer{}, store.save()
+	caller := Caller{
+		Via:     ViaHook,
+		Session: &policy.Session{ID: in.SessionID, Agent: p.Name, State: store.state},
+		Policy:  p,
+		Hook:    &tools.HookCall{After: in.After(), Cwd: in.Cwd, ServerName: p.Hook.ServerName},
 	}
-	caller := Caller{Via: ViaHook, Session: session, Policy: p, Cwd: in.Cwd}
+	o := g.Call(ctx, caller, in.ToolName, in.ToolInput, Serve)
 	switch {
-	case strings.HasPrefix(in.ToolName, "mcp__"+p.Hook.ServerName+"__"), hookAllows(p.Hook.Allow, in.ToolName):
-		// a pass the person can't see in the log is not let through
-		return HookAnswer{}, g.recordHook(caller, in, Allow, "", "")
-	case !hookBuiltins[in.ToolName]:
-		reason := policy.Phrase(p.Lang, "hook.tool", in.ToolName, p.Hook.ServerName)
-		g.recordHook(caller, in, Deny, "hook", reason)
-		return HookAnswer{Deny: reason}, nil
-	}
-	o := g.Call(ctx, caller, in.ToolName, in.ToolInput, true)
-	if o.Decision == Allow && o.Err != nil {
+	case o.Decision == Allow && o.Err != nil:
 		return HookAnswer{}, o.Err // allowed, but not recorded: deny (exit 2)
-	}
-	if o.Decision == Allow {
-		if in.ToolName == "Read" {
-			for _, e := range o.Effects {
-				if e.Op == zones.OpRead && e.Exists {
-					policy.MarkRead(store.state, e.Path.String(), e.Size, e.ModTime)
-				}
-			}
+	case o.Decision == Allow:
+		if o.Forwarded && !in.After() {
+			store.noteForwarded(in)
 		}
 		return HookAnswer{}, store.save()
+	case in.After():
+		return HookAnswer{}, nil // the audit line says what became of it
 	}
 	return HookAnswer{Deny: o.Text()}, nil
-}
-
-func hookAllows(allow []string, tool string) bool {
-	for _, a := range allow {
-		if a == tool || (strings.HasSuffix(a, "*") && strings.HasPrefix(tool, strings.TrimSuffix(a, "*"))) {
-			return true
-		}
-	}
-	return false
-}
-
-// hookAfter records the stamp of the file a built-in tool just read or wrote.
-func (g *Gate) hookAfter(p *config.Policy, in *HookInput, state *policy.State) {
-	field := "file_path"
-	if in.ToolName == "NotebookEdit" {
-		field = "notebook_path"
-	}
-	raw, _ := in.ToolInput[field].(string)
-	if raw == "" || !hookBuiltins[in.ToolName] {
-		return
-	}
-	if !filepath.IsAbs(raw) && in.Cwd != "" {
-		raw = filepath.Join(in.Cwd, raw)
-	}
-	rel, err := zones.Normalize(g.cfg.Vault, raw)
-	if err != nil || rel.Outside() {
-		return
-	}
-	set := g.ToolSet(Caller{Via: ViaHook, Policy: p})
-	real, err := set.Vault.Resolve(rel, true)
-	if err != nil {
-		return
-	}
-	fi, err := os.Lstat(real.Abs(g.cfg.Vault))
-	if err != nil || !fi.Mode().IsRegular() {
-		return
-	}
-	policy.MarkRead(state, real.String(), fi.Size(), fi.ModTime())
-}
-
-// recordHook writes the audit line of a hook decision taken without the
-// gate (a pass, or a tool the hook does not judge).
-func (g *Gate) recordHook(c Caller, in *HookInput, decision, rule, reason string) error {
-	o := &Outcome{ID: audit.NewID(), Tool: in.ToolName, Decision: decision}
-	if reason != "" {
-		o.Deny = &policy.Deny{Rule: rule, Reason: reason}
-	}
-	o.Record = g.record(c, o, in.ToolInput, 0)
-	if g.log == nil {
-		return nil
-	}
-	if err := g.log.Write(&o.Record); err != nil {
-		return fmt.Errorf("the audit log could not be written: %w", err)
-	}
-	return nil
 }
 
 // hookSessionTTL is how long a Claude Code session's state is kept unused.
@@ -179,7 +109,29 @@ const hookSessionTTL = 7 * 24 * time.Hour
 type hookSession struct {
 	f     *os.File
 	state *policy.State
+	file  hookStateFile
 }
+
+// hookStateFile is what a session's state file holds.
+type hookStateFile struct {
+	SessionID string `json:"session_id"`
+	// Read is what read_before_write remembers: the files the session has
+	// seen, as it saw them.
+	Read map[string]policy.Stamp `json:"read"`
+	// Forwarded are the calls the hook passed on to the vault server,
+	// newest last, at most maxForwarded: the server's lines carry the
+	// tool and the time but not Claude Code's ids, and these join them.
+	Forwarded []forwardedCall `json:"forwarded,omitempty"`
+}
+
+type forwardedCall struct {
+	Tool      string    `json:"tool"`
+	ToolUseID string    `json:"tool_use_id,omitempty"`
+	Time      time.Time `json:"time"`
+}
+
+// maxForwarded bounds the forwarded calls a state file keeps.
+const maxForwarded = 256
 
 func openHookSession(stateDir, sessionID string) (*hookSession, error) {
 	dir := filepath.Join(stateDir, "hook-sessions")
@@ -198,28 +150,37 @@ func openHookSession(stateDir, sessionID string) (*hookSession, error) {
 		return nil, fmt.Errorf("locking hook session state: %w", err)
 	}
 	s := &hookSession{f: f, state: policy.NewState()}
-	var stamps map[string]policy.Stamp
 	if data, err := os.ReadFile(name); err == nil && len(data) > 0 {
-		if err := json.Unmarshal(data, &stamps); err != nil {
-			// A torn or foreign file: start the session afresh, which only
-			// makes read_before_write stricter.
-			stamps = nil
+		if err := json.Unmarshal(data, &s.file); err != nil || s.file.SessionID != sessionID {
+			// A torn or foreign file (or one of an older vaultgate): start
+			// the session afresh, which only makes read_before_write
+			// stricter.
+			s.file = hookStateFile{}
 		}
 	}
-	for p, st := range stamps {
+	s.file.SessionID = sessionID
+	for p, st := range s.file.Read {
 		policy.MarkRead(s.state, p, st.Size, st.ModTime)
 	}
 	return s, nil
 }
 
+// noteForwarded remembers a call passed on to the vault server.
+func (s *hookSession) noteForwarded(in *HookInput) {
+	s.file.Forwarded = append(s.file.Forwarded, forwardedCall{Tool: in.ToolName, ToolUseID: in.ToolUseID, Time: time.Now().UTC()})
+	if n := len(s.file.Forwarded); n > maxForwarded {
+		s.file.Forwarded = slices.Clone(s.file.Forwarded[n-maxForwarded:])
+	}
+}
+
 func (s *hookSession) save() error {
-	stamps := map[string]policy.Stamp{}
+	s.file.Read = map[string]policy.Stamp{}
 	for k, v := range s.state.Snapshot() {
 		if st, ok := v.(policy.Stamp); ok && strings.HasPrefix(k, "read:") {
-			stamps[strings.TrimPrefix(k, "read:")] = st
+			s.file.Read[strings.TrimPrefix(k, "read:")] = st
 		}
 	}
-	data, err := json.Marshal(stamps)
+	data, err := json.Marshal(s.file)
 	if err != nil {
 		return err
 	}

@@ -3,20 +3,23 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"github.com/vaultgate/vaultgate/internal/vaulttest"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
+	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/tools"
 )
 
 // hookGate serves a real copy of the sample vault to the hook.
-func hookGate(t *testing.T, extra string) (*Gate, *config.Policy, string, string) {
+func hookGate(t testing.TB, extra string) (*Gate, *config.Policy, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
@@ -99,17 +102,21 @@ func TestHookBuiltins(t *testing.T) {
 			t.Errorf("%s %v: %q, want a deny containing %q", c.tool, c.input, got, c.deny)
 		}
 	}
-	// every decision is an audit line with via hook, and no body in it
+	// every decision is an audit line with via hook, and no body in it;
+	// the one passed on to the vault server is that server's to record
 	data, _ := os.ReadFile(auditPath)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != len(cases) {
-		t.Errorf("%d audit lines for %d calls", len(lines), len(cases))
+	if len(lines) != len(cases)-1 {
+		t.Errorf("%d audit lines for %d calls, one of them forwarded", len(lines), len(cases))
 	}
 	for _, l := range lines {
-		var r struct{ Via, Session string }
+		var r struct{ Via, Session, Tool, Rule, Event string }
 		json.Unmarshal([]byte(l), &r)
-		if r.Via != "hook" || r.Session != "sess-1" {
+		if r.Via != "hook" || r.Session != "sess-1" || r.Event != "" || strings.HasPrefix(r.Tool, "mcp__vault__") {
 			t.Errorf("audit line %s", l)
+		}
+		if (r.Tool == "WebFetch" || r.Tool == "Task") && r.Rule != "hook_scope" {
+			t.Errorf("a foreign tool is not the hook_scope rule's: %s", l)
 		}
 	}
 	if strings.Contains(string(data), "dear diary") {
@@ -206,17 +213,185 @@ func TestParseHookInput(t *testing.T) {
 }
 
 // TestHookDeniesWhatItCantRecord: an allowed call whose audit line can't be
-// written is not let through (the hook then exits 2).
+// written is not let through (the hook then exits 2). A call forwarded to
+// the vault server is the server's to record (TestHookForwarded).
 func TestHookDeniesWhatItCantRecord(t *testing.T) {
-	g, p, v, _ := hookGate(t, "")
+	g, p, v, _ := hookGate(t, "[hook]\nallow = [\"TodoWrite\"]\n")
 	g.log.Close() // every later Write fails
 	for tool, input := range map[string]map[string]any{
-		"Read":             {"file_path": filepath.Join(v, "Welcome.md")},
-		"mcp__vault__read": {"path": "Welcome.md"},
+		"Read":      {"file_path": filepath.Join(v, "Welcome.md")},
+		"TodoWrite": {"todos": []any{}},
 	} {
 		in := &HookInput{SessionID: "s", Cwd: v, HookEventName: "PreToolUse", ToolName: tool, ToolInput: input}
 		if a, err := g.Hook(context.Background(), p, in); err == nil && a.Deny == "" {
 			t.Errorf("%s was let through unrecorded", tool)
 		}
+	}
+}
+
+// TestHookAllowNeverSwitchesOffChecks: [hook] allow is only for tools the
+// hook does not judge; Claude Code's Bash and Write are judged the same
+// whatever it matches.
+func TestHookAllowNeverSwitchesOffChecks(t *testing.T) {
+	calls := []struct {
+		tool  string
+		input func(v string) map[string]any
+	}{
+		{"Bash", func(string) map[string]any { return map[string]any{"command": "rm -rf notes"} }},
+		{"Write", func(v string) map[string]any {
+			return map[string]any{"file_path": filepath.Join(v, "мета/x.md"), "content": "x"}
+		}},
+		{"Edit", func(v string) map[string]any {
+			return map[string]any{"file_path": filepath.Join(v, "Welcome.md"), "old_string": "a", "new_string": "b"}
+		}},
+	}
+	g, p, v, _ := hookGate(t, "")
+	var want []string
+	for _, c := range calls {
+		d := hookCall(t, g, p, "s", v, c.tool, c.input(v))
+		if d == "" {
+			t.Fatalf("%s is allowed without [hook] allow", c.tool)
+		}
+		want = append(want, d)
+	}
+	for _, allow := range []string{`["*"]`, `["Bash"]`, `["B*"]`, `["Write", "Edit"]`} {
+		g, p, v, auditPath := hookGate(t, "[hook]\nallow = "+allow+"\n")
+		for i, c := range calls {
+			if got := hookCall(t, g, p, "s", v, c.tool, c.input(v)); got != want[i] {
+				t.Errorf("allow = %s: %s: %q, want %q", allow, c.tool, got, want[i])
+			}
+		}
+		data, _ := os.ReadFile(auditPath)
+		if n := strings.Count(string(data), `"decision":"deny"`); n != len(calls) {
+			t.Errorf("allow = %s: %d deny lines, want %d", allow, n, len(calls))
+		}
+	}
+	// what allow is for: a tool the hook does not judge
+	g, p, v, _ = hookGate(t, "[hook]\nallow = [\"*\"]\n")
+	if d := hookCall(t, g, p, "s", v, "TodoWrite", map[string]any{"todos": []any{}}); d != "" {
+		t.Errorf("TodoWrite with allow = [\"*\"]: %q", d)
+	}
+}
+
+// TestHookScopeIsARule: the chain decides the hook's foreign tools, so a
+// library user's rule sees those calls too, and a deny of a forwarded call
+// is recorded.
+func TestHookScopeIsARule(t *testing.T) {
+	g, p, v, auditPath := hookGate(t, "[hook]\nallow = [\"TodoWrite\"]\n")
+	var seen []string
+	g.rules = []policy.Rule{{Name: "no_deletes", Check: func(c *policy.ToolCall) *policy.Deny {
+		seen = append(seen, c.Tool)
+		if strings.HasSuffix(c.Tool, "__delete") {
+			return &policy.Deny{Reason: "not from Claude Code"}
+		}
+		return nil
+	}}}
+	if d := hookCall(t, g, p, "s", v, "TodoWrite", map[string]any{}); d != "" {
+		t.Errorf("TodoWrite: %q", d)
+	}
+	if d := hookCall(t, g, p, "s", v, "mcp__vault__delete", map[string]any{"path": "x"}); d != "not from Claude Code" {
+		t.Errorf("mcp__vault__delete: %q", d)
+	}
+	if d := hookCall(t, g, p, "s", v, "WebFetch", map[string]any{}); !strings.Contains(d, "not allowed here") {
+		t.Errorf("WebFetch: %q", d)
+	}
+	if strings.Join(seen, ",") != "TodoWrite,mcp__vault__delete" {
+		t.Errorf("the library rule saw %v", seen)
+	}
+	data, _ := os.ReadFile(auditPath)
+	if !strings.Contains(string(data), `"tool":"mcp__vault__delete"`) || !strings.Contains(string(data), `"rule":"no_deletes"`) {
+		t.Errorf("the denied forwarded call is not in the log:\n%s", data)
+	}
+}
+
+// TestHookForwarded: a call passed on to the vault server leaves no line of
+// the hook's; the session's state file keeps what joins it with the
+// server's line, and keeps only the newest.
+func TestHookForwarded(t *testing.T) {
+	g, p, v, auditPath := hookGate(t, "")
+	in := &HookInput{SessionID: "join-me", Cwd: v, HookEventName: "PreToolUse", ToolName: "mcp__vault__read",
+		ToolInput: map[string]any{"path": "Welcome.md"}, ToolUseID: "toolu_01"}
+	before := time.Now().Add(-time.Second)
+	for i := range maxForwarded + 3 {
+		in.ToolUseID = fmt.Sprintf("toolu_%03d", i)
+		if a, err := g.Hook(context.Background(), p, in); err != nil || a.Deny != "" {
+			t.Fatalf("%+v %v", a, err)
+		}
+	}
+	if data, _ := os.ReadFile(auditPath); len(data) != 0 {
+		t.Errorf("forwarded calls wrote lines:\n%s", data)
+	}
+	store, err := openHookSession(g.cfg.StateDir, "join-me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.close()
+	f := store.file
+	if f.SessionID != "join-me" || len(f.Forwarded) != maxForwarded {
+		t.Fatalf("state: session %q, %d forwarded calls", f.SessionID, len(f.Forwarded))
+	}
+	last := f.Forwarded[len(f.Forwarded)-1]
+	if f.Forwarded[0].ToolUseID != "toolu_003" || last.ToolUseID != fmt.Sprintf("toolu_%03d", maxForwarded+2) ||
+		last.Tool != "mcp__vault__read" || last.Time.Before(before) {
+		t.Errorf("forwarded calls: first %+v, last %+v", f.Forwarded[0], last)
+	}
+}
+
+// TestHookPostToolUse: after Claude Code ran a tool, the hook plans and
+// judges what it records (a stamp of the file as it is now), runs that,
+// and writes an after line.
+func TestHookPostToolUse(t *testing.T) {
+	g, p, v, auditPath := hookGate(t, "")
+	after := func(tool string, input map[string]any) {
+		t.Helper()
+		in := &HookInput{SessionID: "A", Cwd: filepath.Join(v, "notes"), HookEventName: "PostToolUse", ToolName: tool, ToolInput: input}
+		if a, err := g.Hook(context.Background(), p, in); err != nil || a.Deny != "" {
+			t.Fatalf("%s: %+v %v", tool, a, err)
+		}
+	}
+	notes := filepath.Join(v, "notes/ideas.md")
+	diary := filepath.Join(v, "notes/private/diary.md")
+	edit := func(f string) map[string]any {
+		return map[string]any{"file_path": f, "old_string": "a", "new_string": "b"}
+	}
+	after("Write", map[string]any{"file_path": "ideas.md", "content": "x"}) // relative to the cwd
+	after("Edit", edit(notes))
+	after("Bash", map[string]any{"command": "ls"})
+	after("Edit", edit(diary))
+	if d := hookCall(t, g, p, "A", v, "Edit", edit(notes)); d != "" {
+		t.Errorf("edit after the session's own edit: %q", d)
+	}
+	store, err := openHookSession(g.cfg.StateDir, "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stamped := store.file.Read["notes/private/diary.md"]
+	store.close()
+	if stamped {
+		t.Error("a hidden file was stamped")
+	}
+	var recs []audit.Record
+	audit.Read(auditPath, func(r audit.Record) error { recs = append(recs, r); return nil })
+	if len(recs) != 5 {
+		t.Fatalf("%d lines, want 4 after and 1 before", len(recs))
+	}
+	for i, want := range []struct{ tool, decision, effect string }{
+		{"Write", "allow", "read notes/ideas.md"}, {"Edit", "allow", "read notes/ideas.md"},
+		{"Bash", "allow", ""}, {"Edit", "deny", "read notes/private/diary.md"},
+	} {
+		r := recs[i]
+		effect := ""
+		if len(r.Effects) > 0 {
+			effect = r.Effects[0].Op + " " + r.Effects[0].Path
+		}
+		if r.Event != audit.EventAfter || r.Via != "hook" || r.Tool != want.tool || r.Decision != want.decision || effect != want.effect {
+			t.Errorf("line %d: %+v, want %+v", i+1, r, want)
+		}
+	}
+	if recs[4].Event != "" {
+		t.Errorf("a PreToolUse line is marked %q", recs[4].Event)
+	}
+	if r, err := audit.Verify(auditPath); err != nil || !r.OK {
+		t.Errorf("verify: %+v %v", r, err)
 	}
 }

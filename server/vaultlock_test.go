@@ -53,7 +53,7 @@ path = "`+filepath.Join(dir, "state", "audit.jsonl")+`"
 			g := gates[i%2]
 			s := &policy.Session{ID: fmt.Sprint(i), State: policy.NewState()}
 			o := g.Call(context.Background(), Caller{Via: ViaStdio, Session: s, Policy: p}, "write",
-				map[string]any{"path": fmt.Sprintf("notes/n%d.md", i), "content": "x"}, false)
+				map[string]any{"path": fmt.Sprintf("notes/n%d.md", i), "content": "x"}, Steps{Run: true})
 			if o.Decision != Allow || o.Err != nil {
 				t.Errorf("write %d: %s", i, o.Text())
 			}

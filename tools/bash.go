@@ -67,7 +67,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 		timeout = time.Duration(secs) * time.Second
 	}
 	plan, err := s.analyseBash(command, s.Vault.Root)
-	if err != nil || plan.Refusal != nil {
+	if err != nil || refusalOf(plan) != nil {
 		return plan, err
 	}
 	an := plan.analysis
@@ -75,10 +75,10 @@ func planBash(s *Set, a args) (*Plan, error) {
 	wall, wallErr := bashWall(b, s.Vault.WallHelper)
 	if wall != nil {
 		wall.Zones = s.Zones
-		plan.Walled = true
+		confine(plan.Effects)
 	}
 	if wallErr != nil {
-		plan.Refusal = &policy.Deny{Rule: "bash", Reason: policy.Phrase(s.Lang, "bash.wallRequired", wallErr.Error())}
+		plan.Facts = BashCall{Refusal: &policy.Deny{Rule: "bash", Reason: policy.Phrase(s.Lang, "bash.wallRequired", wallErr.Error())}}
 	}
 	secrets := make([]sandbox.Secret, 0, len(b.Secrets))
 	for _, sec := range b.Secrets {
@@ -105,12 +105,22 @@ func planBash(s *Set, a args) (*Plan, error) {
 	return plan, nil
 }
 
-// resolveAbs resolves the symlinks of an absolute path for the analysis:
-// inside the vault as every tool does, outside left as it is (outside paths
-// are judged by absolute zones, and have no zone otherwise).
+// confine marks what the OS wall holds to the zones once it is up: the
+// programs of unknown effect it runs, and reads of paths only known when
+// the command runs (the wall hides what no zone lets be read). A write to
+// an unknown path stays refused: the analysis must have checked it.
+func confine(effects []policy.Effect) {
+	for i := range effects {
+		e := &effects[i]
+		if e.Op == zones.OpExec || (e.Unknown && e.Op == zones.OpRead) {
+			e.Confined = true
+		}
+	}
+}
+
 // analyseBash turns a command into a plan's effects (or its refusal), as
-// run from cwd. Run is left for the caller: the bash tool runs it, the hook
-// never does.
+// run from cwd, with the bash rule's facts attached. Run is left for the
+// caller: the bash tool runs it, the hook never does.
 func (s *Set) analyseBash(command, cwd string) (*Plan, error) {
 	if strings.TrimSpace(command) == "" {
 		return nil, &ArgError{Tool: "bash", Arg: "command", Problem: "must not be empty"}
@@ -119,11 +129,11 @@ func (s *Set) analyseBash(command, cwd string) (*Plan, error) {
 		cwd = s.Vault.Root
 	}
 	an, err := shell.Analyze(command, shell.Options{Vault: s.Vault.Root, Cwd: cwd, Resolve: s.resolveAbs})
-	plan := &Plan{}
+	plan := &Plan{Facts: BashCall{}, TellAll: true}
 	var ref *shell.Refusal
 	switch {
 	case errors.As(err, &ref):
-		plan.Refusal = &policy.Deny{Rule: "bash", Reason: s.refusalReason(ref)}
+		plan.Facts = BashCall{Refusal: &policy.Deny{Rule: "bash", Reason: s.refusalReason(ref)}}
 		plan.Run = func(context.Context) (*Result, error) { return nil, errors.New("refused") }
 		return plan, nil
 	case err != nil:
@@ -136,6 +146,9 @@ func (s *Set) analyseBash(command, cwd string) (*Plan, error) {
 	return plan, nil
 }
 
+// resolveAbs resolves the symlinks of an absolute path for the analysis:
+// inside the vault as every tool does, outside left as it is (outside paths
+// are judged by absolute zones, and have no zone otherwise).
 func (s *Set) resolveAbs(abs string) string {
 	rel, err := zones.Normalize(s.Vault.Root, abs)
 	if err != nil || rel.Outside() {
@@ -149,11 +162,14 @@ func (s *Set) resolveAbs(abs string) string {
 }
 
 func (s *Set) bashEffect(e shell.Effect) policy.Effect {
-	pe := policy.Effect{Op: e.Op, Subtree: e.Subtree, Unknown: e.Unknown, ByRename: e.ByRename, Command: e.Command, Detail: e.Detail}
+	part := BashPart{Command: e.Command, ByRename: e.ByRename}
+	pe := policy.Effect{Op: e.Op, Subtree: e.Subtree, Unknown: e.Unknown, Cause: e.Command}
 	if e.Op == zones.OpExec {
-		pe.Why = policy.Phrase(s.Lang, "bash.why."+e.Why.String())
+		part.Why = policy.Phrase(s.Lang, "bash.why."+e.Why.String())
+		pe.Cause, pe.Fact = e.Detail, part
 		return pe
 	}
+	pe.Fact = part
 	if !e.Unknown {
 		p, ok := s.vaultPath(e.Path)
 		if !ok {

@@ -289,6 +289,7 @@ func (s *Set) writeEffects(p zones.Path) (rel zones.Path, st stat, effects []pol
 	}
 	e := fileEffect(op, rel, st)
 	e.SymlinkTo = link
+	e.NeedsFreshRead = true // replacing a file: only as the session saw it
 	if rel != p {
 		e.AsGiven = p.String()
 	}
@@ -337,6 +338,7 @@ func planEdit(s *Set, a args) (*Plan, error) {
 	}
 	e := fileEffect(zones.OpModify, rel, st)
 	e.SymlinkTo = link
+	e.NeedsFreshRead = true
 	return &Plan{
 		Effects: []policy.Effect{e},
 		Run: func(context.Context) (*Result, error) {

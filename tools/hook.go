@@ -2,40 +2,74 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"path"
+	"slices"
 	"strings"
 
+	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
-// Claude Code's built-in tools, as the PreToolUse hook sees them. They are
-// judged by the same planners and rules as the vault's own tools, but never
-// run here: the hook only answers, and Claude Code runs the tool.
+// HookCall is what a hook set knows of the Claude Code call it judges,
+// besides the tool's own input.
+type HookCall struct {
+	// After is PostToolUse: Claude Code has run the tool, and the plan is
+	// of what vaultgate records about it.
+	After bool
+	// Cwd is the session's working directory: relative paths and Bash
+	// start there; "" is the vault root.
+	Cwd string
+	// ServerName is [hook] server_name: mcp__<ServerName>__* are the vault
+	// server's own tools.
+	ServerName string
+}
+
+// Claude Code's built-in tools, as its hooks see them. They are planned and
+// judged like the vault's own tools, but vaultgate never runs them: Claude
+// Code does. Before a call (PreToolUse) each is planned by what it would do;
+// its run only stamps a file Read is about to read. After it (PostToolUse)
+// the tools that read or wrote a file plan a read of it as it is now, whose
+// run stamps it for read_before_write; the others leave nothing to record.
 //
 // Their arguments are Claude Code's (file_path, notebook_path, pattern, …),
 // read leniently: Claude Code adds fields of its own (description,
 // run_in_background) that have no bearing on what is touched.
-func hookTools() []Tool {
+func hookTools(after bool) []Tool {
 	str := func(name string, required bool) Param { return Param{Name: name, Type: "string", Required: required} }
-	return []Tool{
-		{Name: "Read", ReadOnly: true, Params: []Param{str("file_path", true)}, plan: hookRead},
-		{Name: "Write", Params: []Param{str("file_path", true), str("content", false)}, plan: hookWrite("file_path")},
-		{Name: "Edit", Params: []Param{str("file_path", true), str("old_string", false), str("new_string", false)}, plan: hookEdit},
-		{Name: "MultiEdit", Params: []Param{str("file_path", true)}, plan: hookWrite("file_path")},
-		{Name: "NotebookEdit", Params: []Param{str("notebook_path", true)}, plan: hookWrite("notebook_path")},
-		{Name: "Glob", ReadOnly: true, Params: []Param{str("pattern", true), str("path", false)}, plan: hookFind},
-		{Name: "Grep", ReadOnly: true, Params: []Param{str("pattern", true), str("path", false), str("glob", false)}, plan: hookFind},
-		{Name: "Bash", Params: []Param{str("command", true)}, plan: hookBash},
+	phase := func(before planner, file string) planner {
+		switch {
+		case !after:
+			return before
+		case file != "":
+			return hookSeen(file)
+		}
+		return hookRan
 	}
+	ts := []Tool{
+		{Name: "Read", Params: []Param{str("file_path", true)}, plan: hookSeen("file_path")},
+		{Name: "Write", Params: []Param{str("file_path", true), str("content", false)}, plan: phase(hookWrite("file_path"), "file_path")},
+		{Name: "Edit", Params: []Param{str("file_path", true), str("old_string", false), str("new_string", false)}, plan: phase(hookEdit, "file_path")},
+		{Name: "MultiEdit", Params: []Param{str("file_path", true)}, plan: phase(hookWrite("file_path"), "file_path")},
+		{Name: "NotebookEdit", Params: []Param{str("notebook_path", true)}, plan: phase(hookWrite("notebook_path"), "notebook_path")},
+		{Name: "Glob", Params: []Param{str("pattern", true), str("path", false)}, plan: phase(hookFind, "")},
+		{Name: "Grep", Params: []Param{str("pattern", true), str("path", false), str("glob", false)}, plan: phase(hookFind, "")},
+		{Name: "Bash", Params: []Param{str("command", true)}, plan: phase(hookBash, "")},
+	}
+	for i := range ts {
+		// What vaultgate runs of them changes no file, so they take no
+		// vault lock: a hook never waits behind a long bash call.
+		ts[i].ReadOnly = true
+	}
+	return ts
 }
 
-// errNotRun guards the one thing a hook plan must never do.
-var errNotRun = errors.New("a hook plan is judged, never run")
+type planner = func(*Set, args) (*Plan, error)
 
-func judgedOnly(p *Plan) *Plan {
-	p.Run = func(context.Context) (*Result, error) { return nil, errNotRun }
+// ranByClaudeCode gives a hook plan its run: nothing, since Claude Code runs
+// the tool itself. Its outcome is Claude Code's, so the result is nil.
+func ranByClaudeCode(p *Plan) *Plan {
+	p.Run = func(context.Context) (*Result, error) { return nil, nil }
 	return p
 }
 
@@ -43,30 +77,41 @@ func judgedOnly(p *Plan) *Plan {
 // relative to the session's working directory.
 func (s *Set) hookPath(a args, name string) (zones.Path, error) {
 	raw := a.str(name)
-	if raw != "" && !path.IsAbs(raw) && s.Cwd != "" {
-		raw = path.Join(s.Cwd, raw)
+	if raw != "" && !path.IsAbs(raw) && s.Hook.Cwd != "" {
+		raw = path.Join(s.Hook.Cwd, raw)
 	}
 	return s.path(args{tool: a.tool, m: map[string]any{name: raw}}, name)
 }
 
-func hookRead(s *Set, a args) (*Plan, error) {
-	p, err := s.hookPath(a, "file_path")
-	if err != nil {
-		return nil, err
+// hookSeen plans a read of the file in field where it really leads; its run
+// stamps the file as it is now: the session has seen it (Read), or has just
+// written it itself (after Write, Edit, …), and may change it next.
+func hookSeen(field string) planner {
+	return func(s *Set, a args) (*Plan, error) {
+		p, err := s.hookPath(a, field)
+		if err != nil {
+			return nil, err
+		}
+		e, err := s.readEffect(p)
+		if err != nil {
+			return nil, err
+		}
+		st, _ := s.stat(e.Path) // can't be told apart: no stamp, so a later write needs a read
+		return &Plan{Effects: []policy.Effect{e}, Run: func(context.Context) (*Result, error) {
+			if st.regular && s.State != nil {
+				policy.MarkRead(s.State, e.Path.String(), st.fi.Size(), st.fi.ModTime())
+			}
+			return nil, nil
+		}}, nil
 	}
-	e, err := s.readEffect(p)
-	if err != nil {
-		return nil, err
-	}
-	if st, err := s.stat(e.Path); err == nil && st.exists && !st.dir {
-		e.Exists, e.Size, e.ModTime = true, st.fi.Size(), st.fi.ModTime()
-	}
-	return judgedOnly(&Plan{Effects: []policy.Effect{e}}), nil
 }
+
+// hookRan plans the after-phase of a tool that leaves nothing to record.
+func hookRan(*Set, args) (*Plan, error) { return ranByClaudeCode(&Plan{}), nil }
 
 // hookWrite plans a tool that creates the file or changes it: Write,
 // MultiEdit and NotebookEdit touch one file, whatever their other fields.
-func hookWrite(field string) func(*Set, args) (*Plan, error) {
+func hookWrite(field string) planner {
 	return func(s *Set, a args) (*Plan, error) {
 		p, err := s.hookPath(a, field)
 		if err != nil {
@@ -76,7 +121,7 @@ func hookWrite(field string) func(*Set, args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return judgedOnly(&Plan{Effects: effects}), nil
+		return ranByClaudeCode(&Plan{Effects: effects}), nil
 	}
 }
 
@@ -91,14 +136,15 @@ func hookEdit(s *Set, a args) (*Plan, error) {
 	}
 	e := fileEffect(zones.OpModify, rel, st)
 	e.SymlinkTo = link
-	return judgedOnly(&Plan{Effects: []policy.Effect{e}}), nil
+	e.NeedsFreshRead = true
+	return ranByClaudeCode(&Plan{Effects: []policy.Effect{e}}), nil
 }
 
 // hookFind plans Glob and Grep: they walk a folder and show what is inside
 // it, and Claude Code does not skip hidden paths as list and search do, so
 // they need read in every zone of the subtree.
 func hookFind(s *Set, a args) (*Plan, error) {
-	root := s.Cwd
+	root := s.Hook.Cwd
 	if a.has("path") && a.str("path") != "" {
 		root = a.str("path")
 	}
@@ -129,19 +175,85 @@ func hookFind(s *Set, a args) (*Plan, error) {
 		return nil, err
 	}
 	e.Subtree = true
-	return judgedOnly(&Plan{Effects: []policy.Effect{e}}), nil
+	return ranByClaudeCode(&Plan{Effects: []policy.Effect{e}}), nil
 }
 
 // hookBash plans a built-in Bash command, run from the session's cwd. It is
-// never walled — Claude Code runs it bare — so exec effects are always
-// denied, whatever the wall setting says.
+// never walled — Claude Code runs it bare — so none of its effects is
+// Confined, and programs of unknown effect are always denied, whatever the
+// wall setting says.
 func hookBash(s *Set, a args) (*Plan, error) {
-	p, err := s.analyseBash(a.str("command"), s.Cwd)
+	p, err := s.analyseBash(a.str("command"), s.Hook.Cwd)
 	if err != nil {
 		return nil, err
 	}
-	p.Walled = false
-	return judgedOnly(p), nil
+	return ranByClaudeCode(p), nil
+}
+
+// ForeignTool is the fact on a call of a tool the hook does not judge by
+// its effects, for the hook_scope rule.
+type ForeignTool struct {
+	// Forwarded: the tool is the vault server's own (mcp__<server_name>__*),
+	// and the server judges and records the call when it gets it.
+	Forwarded bool
+}
+
+func foreignTool(name string) Tool {
+	return Tool{Name: name, ReadOnly: true, plan: planForeign}
+}
+
+// planForeign plans a tool that is not the hook's to judge: it has no
+// effects the hook could know, so the hook_scope rule decides it.
+func planForeign(s *Set, a args) (*Plan, error) {
+	forwarded := strings.HasPrefix(a.tool, "mcp__"+s.Hook.ServerName+"__")
+	return ranByClaudeCode(&Plan{Facts: ForeignTool{Forwarded: forwarded}, Forwarded: forwarded}), nil
+}
+
+func init() {
+	policy.Register("hook.tool",
+		`%[1]s is not allowed here: vaultgate lets through only the vault's own tools (mcp__%[2]s__*), Claude Code's tools it can check (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash), and those [hook] allow lists. Use the mcp__%[2]s__ tools instead.`,
+		`%[1]s здесь запрещён: vaultgate пропускает только инструменты хранилища (mcp__%[2]s__*), проверяемые инструменты Claude Code (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash) и перечисленные в [hook] allow. Используйте инструменты mcp__%[2]s__.`)
+}
+
+// HookScopeRule decides the hook's calls of foreign tools: the vault
+// server's own pass (the server judges them), those [hook] allow lists
+// pass, and any other is refused. Claude Code's built-ins never reach it:
+// they are planned and judged by their effects, so allow can't switch
+// their checks off, whatever it matches.
+func HookScopeRule(h config.Hook) policy.Rule {
+	return policy.Rule{Name: "hook_scope", Check: func(c *policy.ToolCall) *policy.Deny {
+		f, foreign := c.Facts.(ForeignTool)
+		if !foreign || f.Forwarded || hookAllows(h.Allow, c.Tool) {
+			return nil
+		}
+		return &policy.Deny{Reason: policy.Phrase(c.Lang, "hook.tool", c.Tool, h.ServerName)}
+	}}
+}
+
+func hookAllows(allow []string, tool string) bool {
+	return slices.ContainsFunc(allow, func(a string) bool { return allowMatches(a, tool) })
+}
+
+// allowMatches reads one [hook] allow entry: a tool name, or a prefix
+// ending in *.
+func allowMatches(entry, tool string) bool {
+	if prefix, ok := strings.CutSuffix(entry, "*"); ok {
+		return strings.HasPrefix(tool, prefix)
+	}
+	return entry == tool
+}
+
+// JudgedDespiteAllow lists the tools the hook judges itself that an entry
+// of allow names or matches. Allow has no effect on them, which a person
+// who wrote it may not expect: the commands say so.
+func JudgedDespiteAllow(allow []string) []string {
+	var out []string
+	for _, t := range hookTools(false) {
+		if hookAllows(allow, t.Name) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }
 
 // targetOf is target for a path that is already normalised.

@@ -18,10 +18,16 @@ import (
 // Plan is what a call would do, and how to do it once judged.
 type Plan struct {
 	Effects []policy.Effect
-	// Refusal is the planner's own deny (bash: a command it can't analyse).
-	Refusal *policy.Deny
-	// Walled is true when the call will run inside the OS wall (bash).
-	Walled bool
+	// Facts is what the tool's own rule needs of the call (BashCall,
+	// ForeignTool); it reaches the rule as policy.ToolCall.Facts.
+	Facts any
+	// TellAll asks the rules to name every refused effect (a command of
+	// many parts), not only the first.
+	TellAll bool
+	// Forwarded says the call goes on to a gate that judges and records it
+	// itself (the vault server, for the hook's mcp__<server_name>__ tools):
+	// allowed here, it leaves no audit line of its own.
+	Forwarded bool
 
 	analysis *shell.Analysis // bash: what the command was found to do
 	// Run does the work. It is called only if the chain allowed the plan.
@@ -80,18 +86,16 @@ type Set struct {
 	State *policy.State
 	// Bash is the agent's [bash] settings; nil or not enabled: no bash tool.
 	Bash *config.Bash
-	// Hook makes the set Claude Code's built-in tools, judged for the
-	// PreToolUse hook, instead of the vault's own.
-	Hook bool
-	// Cwd is the caller's working directory (the hook's), for relative
-	// paths and bash; "" is the vault root.
-	Cwd string
+	// Hook makes the set Claude Code's tools, for the hook, instead of the
+	// vault's own; nil for the vault's.
+	Hook *HookCall
 }
 
-// Tools lists the set's tools in a fixed order.
+// Tools lists the set's tools in a fixed order. A hook set has a tool for
+// any name besides (see Lookup).
 func (s *Set) Tools() []Tool {
-	if s.Hook {
-		return hookTools()
+	if s.Hook != nil {
+		return hookTools(s.Hook.After)
 	}
 	ts := fileTools()
 	if s.Bash != nil && s.Bash.Enabled {
@@ -100,14 +104,25 @@ func (s *Set) Tools() []Tool {
 	return ts
 }
 
-// Lookup finds a tool by name.
+// Lookup finds a tool by name. In a hook set every name is a tool: one the
+// hook does not judge by its effects is a foreign tool, which the
+// hook_scope rule decides.
 func (s *Set) Lookup(name string) (Tool, bool) {
 	for _, t := range s.Tools() {
 		if t.Name == name {
 			return t, true
 		}
 	}
+	if s.Hook != nil {
+		return foreignTool(name), true
+	}
 	return Tool{}, false
+}
+
+// Rules are the tools' own rules, which the chain runs before the zones:
+// each acts only on calls that carry its tool's Facts.
+func Rules(p *config.Policy) []policy.Rule {
+	return []policy.Rule{HookScopeRule(p.Hook), BashRule(p.Bash.Allow)}
 }
 
 // ErrUnknownTool is returned by Plan for a name no tool has.
@@ -120,7 +135,7 @@ func (s *Set) Plan(name string, raw map[string]any) (*Plan, error) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	a := args{tool: name, m: raw, params: t.Params}
-	if err := a.check(s.Hook); err != nil {
+	if err := a.check(s.Hook != nil); err != nil {
 		return nil, err
 	}
 	p, err := t.plan(s, a)

@@ -36,7 +36,7 @@ func MCP(g *server.Gate, p *config.Policy, caller CallerFunc) *mcpserver.MCPServ
 			return
 		}
 		if c, cerr := caller(ctx); cerr == nil {
-			g.Call(ctx, c, req.Params.Name, req.Params.Arguments, false)
+			g.Call(ctx, c, req.Params.Name, req.Params.Arguments, server.Serve)
 		}
 	})
 	s := mcpserver.NewMCPServer("vaultgate", Version,
@@ -52,7 +52,7 @@ func MCP(g *server.Gate, p *config.Policy, caller CallerFunc) *mcpserver.MCPServ
 			if err != nil {
 				return mcp.NewToolResultError(err.Error()), nil
 			}
-			return Result(g.Call(ctx, c, name, req.Params.Arguments, false)), nil
+			return Result(g.Call(ctx, c, name, req.Params.Arguments, server.Serve)), nil
 		})
 	}
 	return s

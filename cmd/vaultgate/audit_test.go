@@ -45,7 +45,7 @@ func gateCalls(t *testing.T, session string, calls ...[2]any) (cfgPath, logPath 
 	p := cfg.Policy(config.DefaultAgent)
 	c := server.Caller{Via: server.ViaStdio, Policy: p, Session: &policy.Session{ID: session, Agent: p.Name, State: policy.NewState()}}
 	for _, call := range calls {
-		g.Call(context.Background(), c, call[0].(string), call[1], false)
+		g.Call(context.Background(), c, call[0].(string), call[1], server.Serve)
 	}
 	return cfgPath, logPath
 }

@@ -53,7 +53,7 @@ Exit status: 0 allow, 1 deny, 2 bad usage (including a malformed call).`,
 			}
 			defer closeAll()
 			s := &policy.Session{ID: "check", Agent: p.Name, State: policy.NewState()}
-			o := g.Call(context.Background(), server.Caller{Via: "check", Session: s, Policy: p}, args[0], raw, true)
+			o := g.Call(context.Background(), server.Caller{Via: server.ViaCheck, Session: s, Policy: p}, args[0], raw, server.DryRun)
 			printCheck(o)
 			switch o.Decision {
 			case server.Allow:

@@ -101,3 +101,50 @@ func testHookBinary(t *testing.T, hook []string) {
 		}
 	}
 }
+
+// TestHookAllowIsNotForBuiltins: with [hook] allow naming or matching
+// Claude Code's Bash or Write, both are judged as without it, and the hook
+// says on stderr that the entry changes nothing.
+func TestHookAllowIsNotForBuiltins(t *testing.T) {
+	for name, hook := range map[string][]string{
+		"vaultgate hook": {binary(t), "hook"},
+		"vaultgate-hook": {filepath.Join(bundle(t), "vaultgate-hook")},
+	} {
+		t.Run(name, func(t *testing.T) { testHookAllowIsNotForBuiltins(t, hook) })
+	}
+}
+
+func testHookAllowIsNotForBuiltins(t *testing.T, hook []string) {
+	vault, cfg, _ := sampleVault(t)
+	base, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := []string{
+		hookJSON("s", vault, "Bash", map[string]any{"command": "rm -rf notes"}),
+		hookJSON("s", vault, "Write", map[string]any{"file_path": filepath.Join(vault, "мета/x.md"), "content": "x"}),
+	}
+	var want []string
+	for _, c := range calls {
+		out, errOut, code := runHookBinary(t, hook, cfg, c)
+		if code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) || errOut != "" {
+			t.Fatalf("without allow: exit %d, out %q, err %q", code, out, errOut)
+		}
+		want = append(want, out)
+	}
+	for allow, matched := range map[string]string{`["*"]`: "Read, Write", `["Bash"]`: "Bash", `["B*"]`: "Bash"} {
+		withAllow := filepath.Join(t.TempDir(), "allow.toml")
+		body := strings.Replace(string(base), `vault = "vault"`, `vault = "`+vault+`"`, 1)
+		body = strings.Replace(body, `path = "state/audit.jsonl"`, `path = "`+filepath.Join(filepath.Dir(cfg), "state/audit.jsonl")+`"`, 1)
+		os.WriteFile(withAllow, []byte(body+"[hook]\nallow = "+allow+"\n"), 0o644)
+		for i, c := range calls {
+			out, errOut, code := runHookBinary(t, hook, withAllow, c)
+			if code != 0 || out != want[i] {
+				t.Errorf("allow = %s: exit %d, out %q, want %q (stderr %q)", allow, code, out, want[i], errOut)
+			}
+			if !strings.Contains(errOut, "warning: [hook] allow matches "+matched) || !strings.Contains(errOut, "never switches their checks off") {
+				t.Errorf("allow = %s: stderr %q", allow, errOut)
+			}
+		}
+	}
+}

@@ -14,10 +14,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/server"
+	"github.com/vaultgate/vaultgate/tools"
 )
 
 // Budget is the hook's own time limit, well under Claude Code's hook
@@ -38,13 +40,16 @@ const (
 // Usage, Summary and Help describe the command to a person.
 const (
 	Usage   = "--config FILE [--agent NAME]"
-	Summary = "the Claude Code PreToolUse hook: judge a built-in tool call"
+	Summary = "the Claude Code PreToolUse and PostToolUse hook: judge a built-in tool call"
 	Help    = `Reads Claude Code's hook JSON on stdin and judges the call by the same
 effects and rules as the vault's own tools. On a deny it prints Claude
 Code's deny JSON; on an allow it prints nothing. The vault's own tools
 (mcp__<server_name>__*) pass; any other tool is denied unless [hook] allow
-lists it. A built-in Bash is never walled, so commands of unknown effect
-are always denied.
+lists it. Allow never switches off the checks of the tools the hook judges
+itself (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash): an
+entry that matches one is reported on stderr and changes nothing. A
+built-in Bash is never walled, so commands of unknown effect are always
+denied.
 
 Claude Code lets a call through when a hook crashes, times out or prints
 bad JSON, so every failure of the hook's own — empty or broken input, a
@@ -52,7 +57,8 @@ missing config, a panic, running out of its time budget — exits 2 with
 the reason on stderr, which Claude Code treats as a deny.
 
 As a PostToolUse hook it records the files Claude Code read or wrote, so
-that read_before_write knows them.`
+that read_before_write knows them, and writes an audit line marked
+"event":"after".`
 )
 
 // Flags are the command's flags.
@@ -121,6 +127,9 @@ func (h *hook) judge(stdin io.Reader) int {
 	p := cfg.Policy(h.flags.Agent)
 	if p == nil {
 		return h.deny("no agent %q in the config", h.flags.Agent)
+	}
+	if judged := tools.JudgedDespiteAllow(p.Hook.Allow); len(judged) > 0 {
+		fmt.Fprintf(h.stderr, "vaultgate hook: warning: [hook] allow matches %s, which the hook judges itself; allow never switches their checks off\n", strings.Join(judged, ", "))
 	}
 	// The hook never runs bash: it needs no wall helper.
 	g, closeAll, err := server.Open(cfg, server.OpenOptions{})

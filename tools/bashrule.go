@@ -1,0 +1,143 @@
+package tools
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// BashCall is the fact the bash planners (the vault's bash, Claude Code's
+// Bash through the hook) attach to a call, for the bash rule.
+type BashCall struct {
+	// Refusal is the answer when the command can't be analysed, or bash
+	// can't run here at all (the wall is required and can't be raised).
+	Refusal *policy.Deny
+}
+
+// BashPart is the fact on each effect of a command: what the bash rule
+// needs of the part of the command that causes it.
+type BashPart struct {
+	Command  string // the command word ("rm", "sed", or ">" for a bare redirect)
+	ByRename bool   // it replaces or removes the name by a rename (mv, sed -i)
+	Why      string // exec: why the program can't be analysed, in the agent's language
+}
+
+func refusalOf(p *Plan) *policy.Deny {
+	f, _ := p.Facts.(BashCall)
+	return f.Refusal
+}
+
+func init() {
+	policy.Register("exec",
+		`run %[1]q (%[2]s): vaultgate can't know what it would touch, and without the OS wall around bash it runs only what it can check. Use the file tools (read, write, edit, move, delete, list, search), or commands with literal paths.`,
+		`запустить %[1]q (%[2]s) нельзя: vaultgate не может знать, что она затронет, а без защитной стенки ОС bash выполняет только проверяемое. Используйте файловые инструменты (read, write, edit, move, delete, list, search) или команды с явными путями.`)
+	policy.Register("execNotAllowed",
+		`run %[1]q: it is not in bash.allow, the programs of unknown effect this agent may run under the wall (%[2]s).`,
+		`запустить %[1]q нельзя: её нет в bash.allow — списке программ, которые этот агент может запускать внутри стенки (%[2]s).`)
+	policy.Register("bashRename",
+		`%[1]s %[2]q with %[3]q: bash may remove or rename files only in write zones, and %[2]q is in zone %[4]s. %[5]s`,
+		`%[1]s «%[2]s» командой %[3]q нельзя: bash может удалять и переименовывать только в зонах write, а «%[2]s» — в зоне %[4]s. %[5]s`)
+	policy.Register("useTool", "Use the %s tool instead: it can do this here.", "Используйте инструмент %s: он может сделать это здесь.")
+	policy.Register("unknownReadNoWall",
+		`read a path that is only known when the command runs (in %[1]q): without the OS wall around bash such a path could be any file on the machine, so it is refused. Write the path out literally, or use the read, list and search tools.`,
+		`прочитать путь, известный только при выполнении (в %[1]q), нельзя: без защитной стенки ОС вокруг bash это может быть любой файл на машине. Напишите путь явно или используйте инструменты read, list и search.`)
+}
+
+// BashRule judges calls that carry BashCall facts, before the zones: it
+// reports a command the analysis could not understand, refuses programs of
+// unknown effect the wall does not hold (and, under the wall, those allow
+// does not list when it lists any), reads of unknown paths without the
+// wall, and removals or renames outside write zones (the one thing the
+// wall enforces per zone that the zone table alone would allow in an edit
+// zone).
+func BashRule(allow []string) policy.Rule {
+	return policy.Rule{Name: "bash", Check: func(c *policy.ToolCall) *policy.Deny { return checkBash(c, allow) }}
+}
+
+func checkBash(c *policy.ToolCall, allow []string) *policy.Deny {
+	f, ok := c.Facts.(BashCall)
+	if !ok {
+		return nil
+	}
+	if f.Refusal != nil {
+		return f.Refusal
+	}
+	// A command has many parts. When one is refused for bash's own reasons,
+	// tell every refused part — the zones' refusals too — so the model can
+	// mend them all at once; when only zones refuse, the zones rule speaks.
+	var all policy.Reasons
+	own := false
+	for i := range c.Effects {
+		e := &c.Effects[i]
+		d := bashEffectDeny(c, e, allow)
+		if d != nil {
+			own = true
+		} else {
+			d = policy.JudgeEffect(c, e)
+		}
+		all.Add(d)
+	}
+	if !own {
+		return nil
+	}
+	return all.Deny()
+}
+
+// bashEffectDeny is the bash rule's own judgement of one effect.
+func bashEffectDeny(c *policy.ToolCall, e *policy.Effect, allow []string) *policy.Deny {
+	deny := func(key string, args ...any) *policy.Deny {
+		return &policy.Deny{Effect: e, Reason: policy.Phrase(c.Lang, key, args...)}
+	}
+	part, _ := e.Fact.(BashPart)
+	switch e.Op {
+	case zones.OpExec:
+		if !e.Confined {
+			return deny("exec", e.Cause, part.Why)
+		}
+		if prog := execProgram(part.Command, e.Cause); len(allow) > 0 && !slices.Contains(allow, prog) {
+			return deny("execNotAllowed", prog, strings.Join(allow, ", "))
+		}
+	case zones.OpRead:
+		if e.Unknown && !e.Confined {
+			// Without the wall an unknown path could be any file on the
+			// machine, not only in the vault: the server's own
+			// /proc/<pid>/environ, a key in its home. So it is refused, and
+			// the model is told to write the path out (stricter than read
+			// on the whole vault, which would let a guessed pid through).
+			return deny("unknownReadNoWall", e.Cause)
+		}
+	case zones.OpDelete, zones.OpMoveOut, zones.OpModify:
+		if e.Op == zones.OpModify && !part.ByRename {
+			return nil
+		}
+		if e.Unknown || e.Zone.Allows(zones.OpDelete) || !e.Zone.Allows(zones.OpRead) {
+			return nil // the wall lets bash remove where delete is allowed; the zones rule has the better reason for the rest
+		}
+		if e.Op == zones.OpDelete && !e.Zone.Allows(zones.OpModify) {
+			return nil // protected or create: the zone reason says it all
+		}
+		hint := policy.Where(c.Lang, c.Zones, zones.OpDelete) // deleting: only a write zone can
+		if e.Op != zones.OpDelete {
+			// an edit zone lets the file tools move and edit, by checked
+			// operations rather than a shell's rename
+			hint = policy.Phrase(c.Lang, "useTool", map[zones.Op]string{zones.OpMoveOut: "move", zones.OpModify: "edit"}[e.Op])
+		}
+		return deny("bashRename", policy.OpPhrase(c.Lang, e.Op), e.Path, part.Command, e.Zone, hint)
+	}
+	return nil
+}
+
+// execProgram is the program an exec effect would run: its command word, or
+// the first word of what runs ("rg --pre" → "rg").
+func execProgram(command, runs string) string {
+	if command != "" {
+		return path.Base(command)
+	}
+	if f := strings.Fields(runs); len(f) > 0 {
+		return path.Base(f[0])
+	}
+	return ""
+}
