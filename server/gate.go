@@ -167,6 +167,10 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 			}
 		}
 	}()
+	if steps.Record && g.log == nil {
+		out.Decision, out.Err = Error, errNoLog // nothing runs that can't be recorded
+		return out
+	}
 	if !argsOK {
 		out.Decision, out.Err = Error, &tools.ArgError{Tool: tool, Problem: "arguments must be a JSON object"}
 		return out
