@@ -64,7 +64,8 @@ type Param struct {
 	Description string
 }
 
-// Tool is one MCP tool of the vault.
+// Tool is one tool of a set: an MCP tool of the vault, or one of Claude
+// Code's for the hook.
 type Tool struct {
 	Name        string
 	Title       string
