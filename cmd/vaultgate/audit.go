@@ -327,7 +327,12 @@ func (p *callPrinter) line(r *audit.Record) string {
 		ts = r.Time.Local().Format("2006-01-02 15:04:05")
 	}
 	b.WriteString(paint(colourDim, ts))
-	fmt.Fprintf(&b, "  %-5s %s  %-7s ", esc(r.Via), esc(cmp.Or(r.Session, "-")), esc(r.Tool))
+	tool := r.Tool
+	if r.Event != "" {
+		// the hook's line after Claude Code ran the tool, beside the one before
+		tool += " (" + r.Event + ")"
+	}
+	fmt.Fprintf(&b, "  %-5s %s  %-7s ", esc(r.Via), esc(cmp.Or(r.Session, "-")), esc(tool))
 	switch r.Decision {
 	case "allow":
 		b.WriteString(paint(colourAllow, "allow"))

@@ -89,6 +89,30 @@ func TestAuditTailEscapesAgentNames(t *testing.T) {
 	}
 }
 
+// TestAuditTailShowsTheAfterLine: the hook's line after Claude Code ran a
+// tool is told apart from the decision before it.
+func TestAuditTailShowsTheAfterLine(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := audit.Open(logPath, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []string{"", audit.EventAfter} {
+		if err := w.Write(&audit.Record{Via: "hook", Session: "s", Tool: "Write", Event: ev, Decision: "allow", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	out, errOut, code := runCLI(t, "audit", "tail", "--audit", logPath)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "(after)") || !strings.Contains(lines[1], "Write (after) allow") {
+		t.Fatalf("tail:\n%s", out)
+	}
+}
+
 func TestAuditTailFiltersAndJSON(t *testing.T) {
 	_, logPath := hostileCalls(t)
 	count := func(args ...string) int {
