@@ -1,0 +1,46 @@
+package policy_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// A rule of a library user's own: nothing but reading in drafts/, although
+// the zone there is write. It goes after the built-in rules (in a server,
+// through server.Options.Rules), so the zones speak first.
+func ExampleRule() {
+	noDrafts := policy.Rule{Name: "no_drafts", Check: func(c *policy.ToolCall) *policy.Deny {
+		for i, e := range c.Effects {
+			if e.Op != zones.OpRead && strings.HasPrefix(e.Path.String(), "drafts/") {
+				return &policy.Deny{Effect: &c.Effects[i], Reason: "drafts are the person's own"}
+			}
+		}
+		return nil
+	}}
+	chain := append(policy.Builtin(true), noDrafts)
+
+	table, _ := zones.New("/vault", []zones.Entry{{Path: ".", Mode: zones.Write}}, zones.Options{})
+	judge := func(op zones.Op, path string) {
+		p, _ := zones.Normalize("/vault", path)
+		effects := []policy.Effect{{Op: op, Path: p}}
+		policy.Zoned(table, effects)
+		call := &policy.ToolCall{Effects: effects, Zones: table, Lang: "en"}
+		if d := chain.Judge(call); d != nil {
+			fmt.Printf("%s %s: denied by %s: %s\n", op, p, d.Rule, d.Reason)
+			return
+		}
+		fmt.Printf("%s %s: allowed\n", op, p)
+	}
+	judge(zones.OpRead, "drafts/plan.md")
+	judge(zones.OpDelete, "drafts/plan.md")
+	judge(zones.OpDelete, "notes/../drafts/plan.md")
+	judge(zones.OpDelete, "notes/plan.md")
+	// Output:
+	// read drafts/plan.md: allowed
+	// delete drafts/plan.md: denied by no_drafts: drafts are the person's own
+	// delete drafts/plan.md: denied by no_drafts: drafts are the person's own
+	// delete notes/plan.md: allowed
+}
