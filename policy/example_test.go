@@ -2,7 +2,9 @@ package policy_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
+	"testing"
 
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/zones"
@@ -43,4 +45,30 @@ func ExampleRule() {
 	// delete drafts/plan.md: denied by no_drafts: drafts are the person's own
 	// delete drafts/plan.md: denied by no_drafts: drafts are the person's own
 	// delete notes/plan.md: allowed
+}
+
+// TestREADMEShowsTheExample keeps the README's copy of the rule the same
+// as the example above, which go test runs.
+func TestREADMEShowsTheExample(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	i := strings.Index(s, "noDrafts := policy.Rule")
+	j := strings.Index(s[max(i, 0):], "}}\n")
+	if i < 0 || j < 0 {
+		t.Fatal("the README no longer shows the no_drafts rule")
+	}
+	var indented []string
+	for _, line := range strings.Split(s[i:i+j+2], "\n") {
+		indented = append(indented, "\t"+line)
+	}
+	if !strings.Contains(string(self), strings.Join(indented, "\n")) {
+		t.Error("the README's no_drafts rule differs from ExampleRule's")
+	}
 }
