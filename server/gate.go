@@ -46,8 +46,9 @@ type Options struct {
 	Audit *audit.Writer
 }
 
-// NewGate returns a gate for cfg's vault over fsys (a tools.RootFs in
-// production, an afero.MemMapFs in tests).
+// NewGate returns a gate for cfg's vault, whose files the tools reach only
+// through vault.Fs: a tools.NoFollowFs in production (see Open), an
+// afero.MemMapFs in the cell tests.
 func NewGate(cfg *config.Config, vault *tools.Vault, opt Options) *Gate {
 	return &Gate{cfg: cfg, vault: vault, log: opt.Audit, rules: opt.Rules}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/vaultgate/vaultgate/zones"
 )
 
-// BashTool is the bash tool's definition; it is in a set only when the
+// bashTool is the bash tool's definition; it is in a set only when the
 // agent's [bash] enabled is true.
 func bashTool(b *config.Bash) Tool {
 	return Tool{
