@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
-
-	"github.com/vaultgate/vaultgate/zones"
 )
 
 // cmdCall is one command with its expanded arguments.
@@ -395,16 +393,6 @@ func (a *analyzer) wrap(st *state, c *cmdCall, i int) {
 		return
 	}
 	a.dispatch(st, c.sub(i))
-}
-
-// emitPaths emits op on each field.
-func (a *analyzer) emitPaths(st *state, fs []field, op zones.Op, cmd string, o pathOpts) {
-	for _, f := range fs {
-		if s, ok := f.lit(); ok && s == "-" && op == zones.OpRead {
-			continue
-		}
-		a.pathEffect(st, f, op, cmd, o)
-	}
 }
 
 // hasExpansion: a command word with a parameter, command or arithmetic

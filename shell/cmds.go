@@ -663,18 +663,6 @@ func runRm(a *analyzer, st *state, c *cmdCall) {
 	}
 }
 
-// forget drops the links this command made at or under a removed path.
-func (a *analyzer) forget(st *state, r resolved) {
-	if r.unknown || r.none {
-		return
-	}
-	for l := range st.links {
-		if l == r.abs || strings.HasPrefix(l, r.abs+"/") {
-			delete(st.links, l)
-		}
-	}
-}
-
 func runRmdir(a *analyzer, st *state, c *cmdCall) {
 	sp := &optSpec{flags: "pv", long: longs("ignore-fail-on-non-empty parents verbose")}
 	opts, ops, ok := a.parse(st, c, sp)
@@ -701,51 +689,6 @@ func runUnlink(a *analyzer, st *state, c *cmdCall) {
 	for _, f := range ops {
 		a.forget(st, a.pathEffect(st, f, zones.OpDelete, c.name, pathOpts{}))
 	}
-}
-
-// destinations works out where sources go for mv, cp, ln, install: into a
-// target folder (-t, several sources, or an existing folder), or onto the name.
-func (a *analyzer) destinations(st *state, c *cmdCall, opts []opt, ops []field, noTargetDir bool) (srcs []field, dst field, into bool, ok bool) {
-	if t := values(opts, "t", "target-directory"); len(t) > 0 {
-		return ops, t[len(t)-1], true, true
-	}
-	if len(ops) < 2 {
-		return nil, field{}, false, false
-	}
-	srcs, dst = ops[:len(ops)-1], ops[len(ops)-1]
-	if noTargetDir {
-		return srcs, dst, false, true
-	}
-	if len(srcs) > 1 {
-		return srcs, dst, true, true
-	}
-	r := a.resolve(st, dst, true)
-	if r.unknown {
-		return srcs, dst, true, true
-	}
-	if s, ok := dst.lit(); ok && strings.HasSuffix(s, "/") {
-		return srcs, dst, true, true
-	}
-	if !r.none && a.opts.Stat(r.abs).Dir {
-		return srcs, dst, true, true
-	}
-	if _, made := st.links[r.abs]; made {
-		return srcs, dst, true, true
-	}
-	return srcs, dst, false, true
-}
-
-// target is the field for src's name inside dir.
-func target(dir, src field) field {
-	if dir.unknown || src.unknown || src.proc || dir.proc {
-		return field{meta: -1, unknown: true}
-	}
-	base := filepath.Base(strings.TrimRight(src.s, "/"))
-	if src.meta >= 0 {
-		// A glob source lands somewhere in the folder.
-		return field{s: strings.TrimRight(dir.s, "/") + "/*", meta: len(strings.TrimRight(dir.s, "/")) + 1}
-	}
-	return field{s: strings.TrimRight(dir.s, "/") + "/" + base, meta: dir.meta}
 }
 
 func runMv(a *analyzer, st *state, c *cmdCall) {
@@ -784,29 +727,6 @@ func runMv(a *analyzer, st *state, c *cmdCall) {
 			a.emit(Effect{Op: zones.OpCreate, Path: dr.abs + "~", Command: c.name})
 		}
 		a.moved(st, sr, dr, info)
-	}
-}
-
-// moved updates what the command made: links move with their names, and a
-// moved folder or symlink makes the names under its new place unknown.
-func (a *analyzer) moved(st *state, sr, dr resolved, info FileInfo) {
-	if dr.unknown || dr.none {
-		return
-	}
-	if sr.unknown || sr.subtree || info.Dir || info.Link {
-		st.taint[dr.abs] = sr.unknown || sr.subtree || info.Link
-	}
-	if sr.unknown || sr.none {
-		return
-	}
-	for l, t := range st.links {
-		if l == sr.abs {
-			delete(st.links, l)
-			st.links[dr.abs] = t
-		} else if strings.HasPrefix(l, sr.abs+"/") {
-			delete(st.links, l)
-			st.taint[dr.abs] = false
-		}
 	}
 }
 
@@ -967,12 +887,6 @@ func runLn(a *analyzer, st *state, c *cmdCall) {
 		}
 		delete(st.taint, dr.abs)
 		st.links[dr.abs] = filepath.Clean(t)
-	}
-}
-
-func (a *analyzer) taintResolved(st *state, r resolved, self bool) {
-	if !r.unknown && !r.none {
-		st.taint[r.abs] = st.taint[r.abs] || self
 	}
 }
 

@@ -3,7 +3,6 @@ package shell
 import (
 	"errors"
 	"maps"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -89,17 +88,15 @@ type state struct {
 	calls      int  // function call nesting
 	posix      bool // a POSIX sh script: no brace expansion
 
-	// File system state made by the command itself; it outlives subshells.
-	links map[string]string // a symlink created here → its target (absolute, lexical)
-	taint map[string]bool   // paths whose subtree (true: and the path itself) can't be known
+	fsState // what the command did to the file system so far (paths.go)
 }
 
 func (a *analyzer) initialState() *state {
 	return &state{
 		cwd: a.opts.Cwd, cwdKnown: true,
 		vars: map[string]*value{}, intVars: map[string]bool{}, funcs: map[string][]*syntax.Stmt{},
-		fds:   map[int]fdBind{0: {kind: fdNull}, 1: {kind: fdPipe}, 2: {kind: fdPipe}},
-		links: map[string]string{}, taint: map[string]bool{},
+		fds:     map[int]fdBind{0: {kind: fdNull}, 1: {kind: fdPipe}, 2: {kind: fdPipe}},
+		fsState: newFSState(),
 	}
 }
 
@@ -109,8 +106,7 @@ func (s *state) clone() *state {
 	c.intVars = maps.Clone(s.intVars)
 	c.funcs = maps.Clone(s.funcs)
 	c.fds = maps.Clone(s.fds)
-	c.links = maps.Clone(s.links)
-	c.taint = maps.Clone(s.taint)
+	c.fsState = s.fsState.clone()
 	return &c
 }
 
@@ -118,30 +114,6 @@ func (s *state) setVar(name string, v *value) {
 	s.vars[name] = v
 	if name == "IFS" {
 		s.ifsChanged = true
-	}
-}
-
-// foldFS keeps the file system changes a subshell made.
-func (s *state) foldFS(child *state) {
-	for k, v := range child.links {
-		if old, ok := s.links[k]; !ok || old != v {
-			if ok {
-				s.taint[k] = true
-				delete(s.links, k)
-				continue
-			}
-			s.links[k] = v
-		}
-	}
-	for k, v := range s.links {
-		if _, ok := child.links[k]; !ok {
-			s.taint[k] = true
-			delete(s.links, k)
-			_ = v
-		}
-	}
-	for k, v := range child.taint {
-		s.taint[k] = s.taint[k] || v
 	}
 }
 
@@ -936,303 +908,6 @@ func (a *analyzer) testPath(st *state, x syntax.TestExpr) {
 	}
 }
 
-// --- paths
-
-type pathOpts struct {
-	follow  bool // the op follows a final symlink
-	subtree bool // the op covers the subtree
-	rename  bool
-	source  string
-	hasSrc  bool
-	mode    createMode
-}
-
-type createMode uint8
-
-const (
-	plainOp  createMode = iota
-	orCreate            // modify if it exists, else create
-)
-
-type resolved struct {
-	abs     string
-	unknown bool
-	none    bool // no file effect (/dev/null, a pipe)
-	subtree bool
-}
-
-var noFileDevices = map[string]bool{
-	"/dev/null": true, "/dev/zero": true, "/dev/full": true, "/dev/random": true,
-	"/dev/urandom": true, "/dev/tty": true,
-}
-
-// resolve turns a field into the absolute real path it names.
-func (a *analyzer) resolve(st *state, f field, follow bool) resolved {
-	if f.unknown {
-		return resolved{unknown: true}
-	}
-	if f.proc {
-		return resolved{none: true}
-	}
-	s := f.s
-	sub := false
-	if f.meta >= 0 {
-		s = s[:f.meta]
-		if i := strings.LastIndexByte(s, '/'); i >= 0 {
-			s = s[:i+1]
-		} else {
-			s = ""
-		}
-		sub = true
-		if s == "" {
-			s = "."
-		}
-	}
-	if s == "" {
-		return resolved{none: true}
-	}
-	if strings.HasSuffix(s, "/") || strings.HasSuffix(s, "/.") {
-		follow = true
-	}
-	if !filepath.IsAbs(s) {
-		if !st.cwdKnown {
-			return resolved{unknown: true}
-		}
-		s = filepath.Join(st.cwd, s)
-	}
-	p := filepath.Clean(s)
-	r := a.resolveAbs(st, p, follow)
-	if sub && !r.unknown && !r.none {
-		r.subtree = true
-	}
-	return r
-}
-
-func (a *analyzer) resolveAbs(st *state, p string, follow bool) resolved {
-	resolvedOnce := ""
-	for range 16 {
-		if r, ok := a.special(st, p); ok {
-			return r
-		}
-		// Links this command made: a path through one is where it leads.
-		if l, target, ok := longestLink(st.links, p, follow); ok {
-			p = filepath.Clean(target + strings.TrimPrefix(p, l))
-			continue
-		}
-		for t, self := range st.taint {
-			if strings.HasPrefix(p, t+"/") || self && p == t && follow {
-				return resolved{unknown: true}
-			}
-		}
-		if a.opts.Resolve == nil || p == resolvedOnce {
-			break
-		}
-		q := p
-		if follow {
-			q = a.opts.Resolve(p)
-		} else if dir := filepath.Dir(p); dir != p {
-			q = filepath.Join(a.opts.Resolve(dir), filepath.Base(p))
-		}
-		if !filepath.IsAbs(q) || strings.Contains(q, ":[") || strings.HasPrefix(q, "anon_inode:") {
-			// A link through /proc/self/fd resolved in the analysing process
-			// says nothing about the command's descriptors.
-			return resolved{unknown: true}
-		}
-		q = filepath.Clean(q)
-		resolvedOnce = q
-		if q == p {
-			break
-		}
-		p = q
-	}
-	return resolved{abs: p}
-}
-
-func longestLink(links map[string]string, p string, follow bool) (string, string, bool) {
-	best, target := "", ""
-	for l, t := range links {
-		if (p == l && follow || strings.HasPrefix(p, l+"/")) && len(l) > len(best) {
-			best, target = l, t
-		}
-	}
-	return best, target, best != ""
-}
-
-// special handles device and descriptor paths.
-func (a *analyzer) special(st *state, p string) (resolved, bool) {
-	if noFileDevices[p] {
-		return resolved{none: true}, true
-	}
-	fd := -1
-	switch {
-	case p == "/dev/stdin":
-		fd = 0
-	case p == "/dev/stdout":
-		fd = 1
-	case p == "/dev/stderr":
-		fd = 2
-	case strings.HasPrefix(p, "/dev/fd/"):
-		fd = fdNumber(p[len("/dev/fd/"):])
-	case strings.HasPrefix(p, "/proc/"):
-		rest := p[len("/proc/"):]
-		pid, tail, _ := strings.Cut(rest, "/")
-		if pid == "self" || pid == "thread-self" {
-			if strings.HasPrefix(tail, "fd/") {
-				fd = fdNumber(tail[3:])
-				break
-			}
-		}
-		if pid == "self" || pid == "thread-self" || isNumber(pid) {
-			// cwd, root, fd, map_files… of a process alias arbitrary files.
-			if tail == "" || strings.HasPrefix(tail, "cwd") || strings.HasPrefix(tail, "root") ||
-				strings.HasPrefix(tail, "fd") || strings.HasPrefix(tail, "map_files") || strings.HasPrefix(tail, "exe") ||
-				strings.HasPrefix(tail, "task") {
-				return resolved{unknown: true}, true
-			}
-		}
-		return resolved{}, false
-	default:
-		return resolved{}, false
-	}
-	if fd < 0 {
-		return resolved{unknown: true}, true
-	}
-	b, ok := st.fds[fd]
-	if !ok {
-		return resolved{unknown: true}, true
-	}
-	switch b.kind {
-	case fdFile:
-		return resolved{abs: b.path}, true
-	case fdPipe, fdNull:
-		return resolved{none: true}, true
-	}
-	return resolved{unknown: true}, true
-}
-
-func fdNumber(s string) int {
-	if !isNumber(s) || s[0] == '-' || s[0] == '+' {
-		return -1
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n > 1<<20 {
-		return -1
-	}
-	return n
-}
-
-// pathEffect emits op on the path a field names, and returns where it went.
-func (a *analyzer) pathEffect(st *state, f field, op zones.Op, cmd string, o pathOpts) resolved {
-	r := a.resolve(st, f, o.follow)
-	a.emitResolved(r, op, cmd, o)
-	if o.follow {
-		for _, e := range a.globEscapes(st, f, r) {
-			a.emitResolved(e, op, cmd, o)
-		}
-	}
-	return r
-}
-
-// maxGlobMatches bounds the expansion of one glob; past it the glob's links
-// are unknown.
-const maxGlobMatches = 512
-
-// globEscapes expands a glob against the disk (and the links this command
-// made) and returns where its matches really lead, for the matches that
-// leave the glob's folder: truncate notes/* follows notes/x -> ../мета/x.
-func (a *analyzer) globEscapes(st *state, f field, sub resolved) []resolved {
-	if f.meta < 0 || f.unknown || f.proc || sub.unknown || sub.none {
-		return nil
-	}
-	if f.deep {
-		return a.treeEscapes(st, sub.abs)
-	}
-	s := f.s
-	dir := s[:f.meta]
-	if i := strings.LastIndexByte(dir, '/'); i >= 0 {
-		dir, s = s[:i], s[i+1:]
-	} else {
-		dir = "."
-	}
-	if dir == "" {
-		dir = "/"
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(st.cwd, dir)
-	}
-	cur := []string{filepath.Clean(dir)}
-	for _, comp := range strings.Split(s, "/") {
-		if comp == "" {
-			continue
-		}
-		var next []string
-		for _, c := range cur {
-			if globIndex(comp) < 0 && !strings.ContainsAny(comp, "*?[") {
-				next = append(next, filepath.Join(c, comp))
-				continue
-			}
-			real := a.resolveAbs(st, c, true)
-			if real.unknown {
-				return []resolved{{unknown: true}}
-			}
-			names := a.opts.ReadDir(real.abs)
-			for l := range st.links {
-				if filepath.Dir(l) == real.abs {
-					names = append(names, filepath.Base(l))
-				}
-			}
-			for _, n := range names {
-				if strings.HasPrefix(n, ".") && !strings.HasPrefix(comp, ".") {
-					continue
-				}
-				if ok, err := filepath.Match(comp, n); ok || err != nil {
-					next = append(next, filepath.Join(c, n))
-				}
-			}
-			if len(next) > maxGlobMatches {
-				return []resolved{{unknown: true}}
-			}
-		}
-		cur = next
-	}
-	var out []resolved
-	for _, m := range cur {
-		r := a.resolveAbs(st, m, true)
-		if r.none {
-			continue
-		}
-		if r.unknown || r.abs != sub.abs && !strings.HasPrefix(r.abs, sub.abs+"/") {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (a *analyzer) emitResolved(r resolved, op zones.Op, cmd string, o pathOpts) {
-	if r.none {
-		return
-	}
-	e := Effect{Op: op, Command: cmd, ByRename: o.rename, Source: o.source}
-	if r.unknown {
-		e.Unknown = true
-		if op == zones.OpCreate && o.mode == orCreate {
-			e.Op = zones.OpModify
-		}
-		a.emit(e)
-		return
-	}
-	e.Path = r.abs
-	e.Subtree = r.subtree || o.subtree
-	if o.mode == orCreate {
-		if a.opts.Stat(r.abs).Exists || a.linked[r.abs] {
-			e.Op = zones.OpModify
-		} else {
-			e.Op = zones.OpCreate
-		}
-	}
-	a.emit(e)
-}
-
 // --- redirects
 
 // redirects applies a statement's redirects to fds (the table the command
@@ -1442,28 +1117,11 @@ func (a *analyzer) background(final *state) {
 		j := a.bg[i]
 		c := j.st.clone()
 		c.foldFS(final)
-		if sameFSState(c, j.st) {
+		if c.sameFS(j.st.fsState) {
 			continue
 		}
 		a.stmtCmd(c, j.s)
 	}
-}
-
-func sameFSState(x, y *state) bool {
-	if len(x.links) != len(y.links) || len(x.taint) != len(y.taint) {
-		return false
-	}
-	for k, v := range x.links {
-		if w, ok := y.links[k]; !ok || w != v {
-			return false
-		}
-	}
-	for k, v := range x.taint {
-		if w, ok := y.taint[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // numericParam: a variable known to hold a number, or one of bash's own
@@ -1477,53 +1135,4 @@ func numericParam(st *state, name string) bool {
 		return true
 	}
 	return false
-}
-
-// maxTreeEntries bounds the walk for links under a folder; past it the
-// links are unknown.
-const maxTreeEntries = 4096
-
-// treeEscapes walks root (links not followed) and returns where the links in
-// it lead, for those that leave it: find -exec cat {} reaches them.
-func (a *analyzer) treeEscapes(st *state, root string) []resolved {
-	var out []resolved
-	seen := 0
-	queue := []string{root}
-	for len(queue) > 0 {
-		dir := queue[0]
-		queue = queue[1:]
-		names := a.opts.ReadDir(dir)
-		for l := range st.links {
-			if filepath.Dir(l) == dir {
-				names = append(names, filepath.Base(l))
-			}
-		}
-		for _, n := range names {
-			if seen++; seen > maxTreeEntries {
-				return append(out, resolved{unknown: true})
-			}
-			p := filepath.Join(dir, n)
-			_, made := st.links[p]
-			info := a.opts.Stat(p)
-			switch {
-			case made || info.Link:
-				r := a.resolveAbs(st, p, true)
-				if r.none {
-					continue
-				}
-				if r.unknown || r.abs != root && !strings.HasPrefix(r.abs, root+"/") {
-					out = append(out, r)
-				}
-			case info.Dir:
-				queue = append(queue, p)
-			}
-		}
-	}
-	for t := range st.taint {
-		if t == root || strings.HasPrefix(t, root+"/") {
-			out = append(out, resolved{unknown: true})
-			break
-		}
-	}
-	return out
 }
