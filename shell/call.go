@@ -289,7 +289,7 @@ func (a *analyzer) dispatch(st *state, c *cmdCall) {
 		a.exec(st, name, UnknownProgram, name)
 		return
 	}
-	h(a, st, c)
+	h.run(a, st, c)
 }
 
 func (a *analyzer) callFunc(st *state, c *cmdCall, bodies []*syntax.Stmt) {

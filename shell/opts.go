@@ -35,16 +35,43 @@ func longs(s string) map[string]bool {
 	return m
 }
 
-// parse splits args into options and operands. It returns false (after
-// emitting exec) on an option the spec does not know.
-func (a *analyzer) parse(st *state, c *cmdCall, sp *optSpec) ([]opt, []field, bool) {
-	var opts []opt
-	var ops []field
+// options builds the option set of a command: short flags, short options
+// that take a value, and long names ("name=" takes a value, "name?" may).
+func options(flags, valued, long string) optSpec {
+	return optSpec{flags: flags, valued: valued, long: longs(long)}
+}
+
+// guarded marks the set as one where an unknown word could be an option
+// with effects the operands don't cover: such a word makes the command exec.
+func (o optSpec) guarded() optSpec {
+	o.dynamic = true
+	return o
+}
+
+// parsedArgs is a call split into options and operands.
+type parsedArgs struct {
+	opts []opt
+	ops  []field
+	at   []int // each operand's index in the arguments
+}
+
+// parse splits the arguments of command name into options and operands, as
+// getopt_long does. It returns false (after emitting exec) on an option the
+// spec does not know.
+func (a *analyzer) parse(st *state, name string, args []field, sp *optSpec) (parsedArgs, bool) {
+	var p parsedArgs
 	done := false
-	for i := 0; i < len(c.args); i++ {
-		f := c.args[i]
+	operand := func(i int) {
+		p.ops = append(p.ops, args[i])
+		p.at = append(p.at, i)
+		if sp.noPerm {
+			done = true
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		f := args[i]
 		if done {
-			ops = append(ops, f)
+			operand(i)
 			continue
 		}
 		s, ok := f.lit()
@@ -54,10 +81,10 @@ func (a *analyzer) parse(st *state, c *cmdCall, sp *optSpec) ([]opt, []field, bo
 		}
 		if !ok {
 			if f.unknown && sp.dynamic {
-				a.exec(st, c.name, DynamicArgument, c.name)
-				return nil, nil, false
+				a.exec(st, name, DynamicArgument, name)
+				return p, false
 			}
-			ops = append(ops, f)
+			operand(i)
 			continue
 		}
 		if s == "--" {
@@ -65,74 +92,70 @@ func (a *analyzer) parse(st *state, c *cmdCall, sp *optSpec) ([]opt, []field, bo
 			continue
 		}
 		if len(s) < 2 || s[0] != '-' {
-			ops = append(ops, f)
-			if sp.noPerm {
-				done = true
-			}
+			operand(i)
 			continue
 		}
 		if strings.HasPrefix(s, "--") {
-			name, val, hasEq := strings.Cut(s[2:], "=")
-			takes, known := sp.long[name]
+			long, val, hasEq := strings.Cut(s[2:], "=")
+			takes, known := sp.long[long]
 			if !known {
-				if takes2, ok := sp.long[name+"?"]; ok { // optional value
-					_ = takes2
-					o := opt{name: name}
+				if _, ok := sp.long[long+"?"]; ok { // optional value
+					o := opt{name: long}
 					if hasEq {
 						o.val, o.has = litField(val), true
 					}
-					opts = append(opts, o)
+					p.opts = append(p.opts, o)
 					continue
 				}
-				a.exec(st, c.name, UnknownOption, c.name+" --"+name)
-				return nil, nil, false
+				a.exec(st, name, UnknownOption, name+" --"+long)
+				return p, false
 			}
-			o := opt{name: name}
+			o := opt{name: long}
 			if takes {
 				switch {
 				case hasEq:
 					o.val, o.has = litField(val), true
-				case i+1 < len(c.args):
+				case i+1 < len(args):
 					i++
-					o.val, o.has = c.args[i], true
+					o.val, o.has = args[i], true
 				default:
 					o.has = false
 				}
 			} else if hasEq {
-				a.exec(st, c.name, UnknownOption, c.name+" --"+name)
-				return nil, nil, false
+				a.exec(st, name, UnknownOption, name+" --"+long)
+				return p, false
 			}
-			opts = append(opts, o)
+			p.opts = append(p.opts, o)
 			continue
 		}
 		if sp.numeric && isNumber(s[1:]) {
-			opts = append(opts, opt{name: "NUM", val: litField(s[1:]), has: true})
+			p.opts = append(p.opts, opt{name: "NUM", val: litField(s[1:]), has: true})
 			continue
 		}
 		for j := 1; j < len(s); j++ {
 			ch := s[j]
 			if strings.IndexByte(sp.flags, ch) >= 0 {
-				opts = append(opts, opt{name: string(ch)})
+				p.opts = append(p.opts, opt{name: string(ch)})
 				continue
 			}
 			if strings.IndexByte(sp.valued, ch) >= 0 {
 				o := opt{name: string(ch), has: true}
 				if j+1 < len(s) {
 					o.val = litField(s[j+1:])
-				} else if i+1 < len(c.args) {
+				} else if i+1 < len(args) {
 					i++
-					o.val = c.args[i]
+					o.val = args[i]
 				} else {
 					o.has = false
 				}
-				opts = append(opts, o)
+				p.opts = append(p.opts, o)
 				break
 			}
-			a.exec(st, c.name, UnknownOption, c.name+" -"+string(ch))
-			return nil, nil, false
+			a.exec(st, name, UnknownOption, name+" -"+string(ch))
+			return p, false
 		}
 	}
-	return opts, ops, true
+	return p, true
 }
 
 func has(opts []opt, names ...string) bool {

@@ -439,51 +439,6 @@ func (a *analyzer) forget(st *state, r resolved) {
 	}
 }
 
-// destinations works out where sources go for mv, cp, ln, install: into a
-// target folder (-t, several sources, or an existing folder), or onto the name.
-func (a *analyzer) destinations(st *state, c *cmdCall, opts []opt, ops []field, noTargetDir bool) (srcs []field, dst field, into bool, ok bool) {
-	if t := values(opts, "t", "target-directory"); len(t) > 0 {
-		return ops, t[len(t)-1], true, true
-	}
-	if len(ops) < 2 {
-		return nil, field{}, false, false
-	}
-	srcs, dst = ops[:len(ops)-1], ops[len(ops)-1]
-	if noTargetDir {
-		return srcs, dst, false, true
-	}
-	if len(srcs) > 1 {
-		return srcs, dst, true, true
-	}
-	r := a.resolve(st, dst, true)
-	if r.unknown {
-		return srcs, dst, true, true
-	}
-	if s, ok := dst.lit(); ok && strings.HasSuffix(s, "/") {
-		return srcs, dst, true, true
-	}
-	if !r.none && a.opts.Stat(r.abs).Dir {
-		return srcs, dst, true, true
-	}
-	if _, made := st.links[r.abs]; made {
-		return srcs, dst, true, true
-	}
-	return srcs, dst, false, true
-}
-
-// target is the field for src's name inside dir.
-func target(dir, src field) field {
-	if dir.unknown || src.unknown || src.proc || dir.proc {
-		return field{meta: -1, unknown: true}
-	}
-	base := filepath.Base(strings.TrimRight(src.s, "/"))
-	if src.meta >= 0 {
-		// A glob source lands somewhere in the folder.
-		return field{s: strings.TrimRight(dir.s, "/") + "/*", meta: len(strings.TrimRight(dir.s, "/")) + 1}
-	}
-	return field{s: strings.TrimRight(dir.s, "/") + "/" + base, meta: dir.meta}
-}
-
 // moved updates what the command made: links move with their names, and a
 // moved folder or symlink makes the names under its new place unknown.
 func (a *analyzer) moved(st *state, sr, dr resolved, info FileInfo) {

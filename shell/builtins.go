@@ -1,0 +1,374 @@
+package shell
+
+import (
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// Shell builtins that change what the analysis knows (the working directory,
+// variables, functions, options) and the ones that run nested scripts.
+
+func runCd(a *analyzer, st *state, c *cmdCall) {
+	args := c.args
+	for len(args) > 0 {
+		s, ok := args[0].lit()
+		if !ok || !strings.HasPrefix(s, "-") || s == "-" {
+			break
+		}
+		args = args[1:]
+		if s == "--" {
+			break
+		}
+	}
+	if len(args) == 0 {
+		st.cwdKnown = false // $HOME
+		return
+	}
+	s, ok := args[0].lit()
+	if !ok || s == "-" || strings.HasPrefix(s, "+") {
+		st.cwdKnown = false
+		return
+	}
+	if !filepath.IsAbs(s) && !st.cwdKnown {
+		return
+	}
+	r := a.resolve(st, args[0], true)
+	if r.unknown || r.none {
+		st.cwdKnown = false
+		return
+	}
+	st.cwd, st.cwdKnown = r.abs, true
+}
+
+func runSet(a *analyzer, st *state, c *cmdCall) {
+	for i := 0; i < len(c.args); i++ {
+		s, ok := c.args[i].lit()
+		if !ok {
+			a.exec(st, "set", ShellBuiltin, "set "+"(dynamic)")
+			return
+		}
+		if s == "--" || s == "-" {
+			return // positional parameters: not tracked
+		}
+		if !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "+") {
+			return
+		}
+		if s == "-o" || s == "+o" {
+			if i+1 >= len(c.args) {
+				return
+			}
+			i++
+			if o, _ := c.args[i].lit(); !safeSetOption(o) {
+				a.exec(st, "set", ShellBuiltin, "set -o "+o)
+			}
+			continue
+		}
+		for _, ch := range s[1:] {
+			if ch == 'o' {
+				// -euo pipefail: the option name is the next word.
+				if i+1 < len(c.args) {
+					i++
+					if o, _ := c.args[i].lit(); !safeSetOption(o) {
+						a.exec(st, "set", ShellBuiltin, "set -o "+o)
+					}
+				}
+				continue
+			}
+			if !strings.ContainsRune("euxvfCamnEhbTt", ch) {
+				a.exec(st, "set", ShellBuiltin, "set "+s[:1]+string(ch))
+				return
+			}
+		}
+	}
+}
+
+func safeSetOption(o string) bool {
+	switch o {
+	case "errexit", "nounset", "xtrace", "pipefail", "noglob", "noclobber", "verbose", "allexport",
+		"errtrace", "functrace", "notify", "monitor", "noexec", "nolog":
+		return true
+	}
+	return false
+}
+
+// setNames marks variables named by args as holding unknown data.
+func (a *analyzer) setNames(st *state, c *cmdCall, names []field) {
+	for _, f := range names {
+		s, ok := f.lit()
+		if !ok || !validName(s) {
+			// A name like a[$(cmd)] evaluates its subscript.
+			if ok && validSubscripted(s) {
+				st.setVar(s[:strings.IndexByte(s, '[')], unknownValue())
+				continue
+			}
+			a.exec(st, c.name, DynamicArithmetic, c.name+" "+f.s)
+			continue
+		}
+		if dangerousEnv(s) {
+			a.exec(st, c.name, DangerousEnv, s)
+		}
+		st.setVar(s, unknownValue())
+	}
+}
+
+func validSubscripted(s string) bool {
+	i := strings.IndexByte(s, '[')
+	if i <= 0 || !strings.HasSuffix(s, "]") || !validName(s[:i]) {
+		return false
+	}
+	sub := s[i+1 : len(s)-1]
+	return isArithNumber(sub) || sub == "@" || sub == "*"
+}
+
+func runRead(a *analyzer, st *state, c *cmdCall) {
+	p, ok := a.parse(st, c.name, c.args, &optSpec{flags: "ers", valued: "adinNptu"})
+	if !ok {
+		return
+	}
+	names := append(p.ops, values(p.opts, "a")...)
+	if len(names) == 0 {
+		names = []field{litField("REPLY")}
+	}
+	a.setNames(st, c, names)
+}
+
+func runWait(a *analyzer, st *state, c *cmdCall) {
+	p, ok := a.parse(st, c.name, c.args, &optSpec{flags: "nf", valued: "p"})
+	if ok {
+		a.setNames(st, c, values(p.opts, "p"))
+	}
+}
+
+func runUnset(a *analyzer, st *state, c *cmdCall) {
+	p, ok := a.parse(st, c.name, c.args, &optSpec{flags: "fvn"})
+	if !ok {
+		return
+	}
+	opts := p.opts
+	for _, f := range p.ops {
+		s, ok := f.lit()
+		if !ok || !(validName(s) || validSubscripted(s)) {
+			a.exec(st, "unset", DynamicArithmetic, "unset "+f.s)
+			continue
+		}
+		if has(opts, "f") {
+			delete(st.funcs, s)
+			continue
+		}
+		if validName(s) {
+			delete(st.vars, s)
+			if _, ok := st.funcs[s]; ok && !has(opts, "v") {
+				delete(st.funcs, s)
+			}
+		}
+	}
+}
+
+func runMapfile(a *analyzer, st *state, c *cmdCall) {
+	p, ok := a.parse(st, c.name, c.args, &optSpec{flags: "t", valued: "dnOsuCc"})
+	if !ok {
+		return
+	}
+	names := p.ops
+	if has(p.opts, "C") {
+		a.exec(st, c.name, ShellBuiltin, c.name+" -C")
+		return
+	}
+	if len(names) == 0 {
+		names = []field{litField("MAPFILE")}
+	}
+	a.setNames(st, c, names)
+}
+
+func runPrintf(a *analyzer, st *state, c *cmdCall) {
+	if len(c.args) >= 2 {
+		if s, ok := c.args[0].lit(); ok && s == "-v" {
+			a.setNames(st, c, c.args[1:2])
+		}
+	}
+}
+
+var testFileOps = map[string]bool{"-e": true, "-f": true, "-d": true, "-r": true, "-w": true, "-x": true,
+	"-s": true, "-L": true, "-h": true, "-p": true, "-S": true, "-b": true, "-c": true, "-g": true, "-u": true,
+	"-k": true, "-O": true, "-G": true, "-N": true, "-a": false}
+
+var testArithOps = map[string]bool{"-eq": true, "-ne": true, "-lt": true, "-le": true, "-gt": true, "-ge": true}
+
+func runTest(a *analyzer, st *state, c *cmdCall) {
+	args := c.args
+	if c.name == "[" && len(args) > 0 {
+		if s, _ := args[len(args)-1].lit(); s == "]" {
+			args = args[:len(args)-1]
+		}
+	}
+	for i, f := range args {
+		s, ok := f.lit()
+		if !ok {
+			continue
+		}
+		if testArithOps[s] {
+			for _, j := range []int{i - 1, i + 1} {
+				if j < 0 || j >= len(args) {
+					continue
+				}
+				if n, ok := args[j].lit(); ok && isArithNumber(strings.TrimPrefix(n, "-")) {
+					continue
+				}
+				if c.words != nil && len(c.words) > j && numericWord(st, c.words[j]) {
+					continue
+				}
+				a.exec(st, c.name, DynamicArithmetic, c.name+" "+s)
+				return
+			}
+		}
+		if testFileOps[s] && i+1 < len(args) {
+			a.pathEffect(st, args[i+1], zones.OpRead, c.name, pathOpts{follow: true})
+		}
+		if (s == "-nt" || s == "-ot" || s == "-ef") && i > 0 && i+1 < len(args) {
+			a.pathEffect(st, args[i-1], zones.OpRead, c.name, pathOpts{follow: true})
+			a.pathEffect(st, args[i+1], zones.OpRead, c.name, pathOpts{follow: true})
+		}
+		if s == "-v" && i+1 < len(args) {
+			if n, ok := args[i+1].lit(); !ok || !validName(n) {
+				a.exec(st, c.name, DynamicArithmetic, c.name+" -v")
+				return
+			}
+		}
+	}
+}
+
+// numericWord: a word that is one expansion of a variable known to hold a number.
+func numericWord(st *state, w *syntax.Word) bool {
+	parts := w.Parts
+	if len(parts) == 1 {
+		if q, ok := parts[0].(*syntax.DblQuoted); ok {
+			parts = q.Parts
+		}
+	}
+	if len(parts) != 1 {
+		return false
+	}
+	p, ok := parts[0].(*syntax.ParamExp)
+	if !ok || p.Param == nil || !simpleParam(p) || p.Index != nil {
+		return false
+	}
+	v := st.vars[p.Param.Value]
+	return v != nil && v.numeric
+}
+
+func runEval(a *analyzer, st *state, c *cmdCall) {
+	var parts []string
+	for _, f := range c.args {
+		s, ok := f.lit()
+		if !ok {
+			if f.meta >= 0 && !f.unknown && !f.proc {
+				s = f.s
+			} else {
+				a.refuse(DynamicCommand, "eval", "eval of a dynamic string", c.pos)
+				return
+			}
+		}
+		parts = append(parts, s)
+	}
+	lang := syntax.LangBash
+	if st.posix {
+		lang = syntax.LangPOSIX
+	}
+	a.scriptLang(st, strings.Join(parts, " "), st.depth+1+c.depth, lang)
+}
+
+// runShell handles bash/sh: -c scripts are re-parsed, a script read from
+// stdin is re-parsed when it is visible, a script file is exec.
+func runShell(a *analyzer, st *state, c *cmdCall) {
+	script := -1
+	stdin := false
+	i := 0
+	for ; i < len(c.args); i++ {
+		s, ok := c.args[i].lit()
+		if !ok {
+			a.refuse(DynamicCommand, c.name, "a dynamic argument to a shell", c.pos)
+			return
+		}
+		if s == "--" || s == "-" {
+			i++
+			break
+		}
+		if strings.HasPrefix(s, "--") {
+			switch s {
+			case "--noprofile", "--norc", "--posix", "--login", "--noediting", "--restricted", "--verbose":
+				continue
+			}
+			a.exec(st, c.name, UnknownOption, c.name+" "+s)
+			return
+		}
+		if !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "+") {
+			break
+		}
+		if s == "-o" || s == "+o" {
+			i++
+			o, _ := "", false
+			if i < len(c.args) {
+				o, _ = c.args[i].lit()
+			}
+			if o != "pipefail" && o != "errexit" && o != "nounset" && o != "xtrace" && o != "noglob" {
+				a.exec(st, c.name, UnknownOption, c.name+" -o "+o)
+				return
+			}
+			continue
+		}
+		for _, ch := range s[1:] {
+			switch {
+			case ch == 'c':
+				script = 0
+			case ch == 's':
+				stdin = true
+			case strings.ContainsRune("leuxvfnrphBCEHPT", ch):
+			default:
+				a.exec(st, c.name, UnknownOption, c.name+" -"+string(ch))
+				return
+			}
+		}
+	}
+	rest := c.args[i:]
+	child := st.clone()
+	child.vars = map[string]*value{}
+	child.intVars = map[string]bool{}
+	child.funcs = map[string][]*syntax.Stmt{}
+	child.ifsChanged = false
+	child.calls = 0
+	depth := st.depth + c.depth + 1
+	// sh may be dash: read its scripts as POSIX, where {a,b} is a literal.
+	lang := syntax.LangBash
+	if c.name == "sh" || c.name == "dash" {
+		lang = syntax.LangPOSIX
+	}
+	switch {
+	case script == 0:
+		if len(rest) == 0 {
+			return
+		}
+		src, _ := rest[0].lit()
+		a.scriptLang(child, src, depth, lang)
+	case stdin || len(rest) == 0:
+		if stdin && len(rest) > 0 {
+			a.exec(st, c.name, Script, c.name+" -s")
+			return
+		}
+		switch st.stdin {
+		case inNull:
+		case inLiteral:
+			a.scriptLang(child, st.stdinText, depth, lang)
+		default:
+			a.exec(st, c.name, Script, c.name+" reading a script from its input")
+			return
+		}
+	default:
+		a.exec(st, c.name, Script, c.name+" "+rest[0].s)
+		return
+	}
+	st.foldFS(child)
+}
