@@ -163,36 +163,6 @@ func ddHook(a *analyzer, st *state, inv *invocation) bool {
 	return false
 }
 
-// sedInPlace takes out -i[SUFFIX] and --in-place[=SUFFIX]: the suffix is
-// glued to the option, which getopt can't describe.
-func sedInPlace(inv *invocation) {
-	args := make([]field, 0, len(inv.args))
-	for _, f := range inv.args {
-		s, ok := f.lit()
-		if ok && (s == "-i" || s == "--in-place") {
-			inv.inPlace = true
-			continue
-		}
-		if ok && strings.HasPrefix(s, "--in-place=") {
-			inv.inPlace, inv.suffix = true, strings.TrimPrefix(s, "--in-place=")
-			continue
-		}
-		if ok && strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "i") {
-			j := strings.IndexByte(s, 'i')
-			pre := s[1:j]
-			if !strings.ContainsAny(pre, "ef") && strings.Trim(pre, "nErsuz") == "" {
-				inv.inPlace, inv.suffix = true, s[j+1:]
-				if pre != "" {
-					args = append(args, litField("-"+pre))
-				}
-				continue
-			}
-		}
-		args = append(args, f)
-	}
-	inv.args = args
-}
-
 // sedScripts lets sed through only when every script is a literal that
 // writes, reads and runs nothing.
 func sedScripts(a *analyzer, st *state, inv *invocation) bool {
@@ -224,17 +194,21 @@ func sedScripts(a *analyzer, st *state, inv *invocation) bool {
 // edit is sed's operand: read, or with -i rewritten by rename, the
 // original kept under the suffix.
 func (a *analyzer) edit(st *state, inv *invocation, f field) {
-	if !inv.inPlace {
+	if !inv.is(inPlace) {
 		a.emitPaths(st, []field{f}, zones.OpRead, inv.name, pathOpts{follow: true})
 		return
 	}
+	suffix := ""
+	if s := inv.values(inPlace); len(s) > 0 {
+		suffix, _ = s[len(s)-1].lit()
+	}
 	r := a.resolve(st, f, inv.is(follow))
 	a.emitResolved(r, zones.OpModify, inv.name, pathOpts{rename: true})
-	if inv.suffix != "" && !r.unknown && !r.none {
-		if strings.Contains(inv.suffix, "*") || strings.Contains(inv.suffix, "/") {
+	if suffix != "" && !r.unknown && !r.none {
+		if strings.Contains(suffix, "*") || strings.Contains(suffix, "/") {
 			a.emit(Effect{Op: zones.OpCreate, Unknown: true, Command: inv.name})
 		} else {
-			a.emitResolved(resolved{abs: r.abs + inv.suffix}, zones.OpCreate, inv.name, pathOpts{mode: orCreate})
+			a.emitResolved(resolved{abs: r.abs + suffix}, zones.OpCreate, inv.name, pathOpts{mode: orCreate})
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 type optSpec struct {
 	flags   string          // short options without a value
 	valued  string          // short options that take a value
+	glued   string          // short options whose value, if any, is glued to them (sed -i[SUFFIX])
 	long    map[string]bool // long options; true: takes a value
 	numeric bool            // -NUM is an option (head -5)
 	noPerm  bool            // options end at the first operand (POSIX order)
@@ -45,6 +46,12 @@ func options(flags, valued, long string) optSpec {
 // with effects the operands don't cover: such a word makes the command exec.
 func (o optSpec) guarded() optSpec {
 	o.dynamic = true
+	return o
+}
+
+// glue adds short options whose value, if any, is glued to them.
+func (o optSpec) glue(short string) optSpec {
+	o.glued += short
 	return o
 }
 
@@ -147,6 +154,14 @@ func (a *analyzer) parse(st *state, name string, args []field, sp *optSpec) (par
 					o.val = args[i]
 				} else {
 					o.has = false
+				}
+				p.opts = append(p.opts, o)
+				break
+			}
+			if strings.IndexByte(sp.glued, ch) >= 0 {
+				o := opt{name: string(ch)}
+				if j+1 < len(s) {
+					o.val, o.has = litField(s[j+1:]), true
 				}
 				p.opts = append(p.opts, o)
 				break

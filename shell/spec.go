@@ -32,7 +32,7 @@ type spec struct {
 	extracts   bool     // unless an option lists only, the archive is unpacked into the into folder (unzip)
 
 	// rewrite adjusts the arguments before parsing, for syntax getopt
-	// can't describe (sed -iSUFFIX, tar's dashless bundle, chmod -w).
+	// can't describe (tar's dashless bundle, chmod -w, jq --arg NAME VALUE).
 	rewrite func(inv *invocation)
 	// hook runs after the options are parsed and their values emitted; it
 	// returns false when it has done all the command does.
@@ -87,6 +87,7 @@ const (
 	remoteShell                       // rsync -e: a remote shell runs
 	listsOnly                         // unzip -l: the archive is read, nothing unpacked
 	lookupOnly                        // command -v: nothing runs
+	inPlace                           // sed -i[SUFFIX]: the file is rewritten by rename, the original kept under SUFFIX
 )
 
 // does maps option names (space separated, without dashes) to what they do.
@@ -109,13 +110,10 @@ type invocation struct {
 	args  []field // the arguments to parse (after rewrite)
 	opts  []opt
 	ops   []field
-	at    []int     // each operand's index in cmdCall.args (-1 when rewrite made it)
-	on    optEffect // what the given options do, together
-	idx   map[string]optEffect
-	reads []field // files rewrite found read (jq --slurpfile)
-	// inPlace and suffix: sed -i[SUFFIX].
-	inPlace bool
-	suffix  string
+	at    []int                // each operand's index in cmdCall.args (-1 when rewrite made it)
+	on    optEffect            // what the given options do, together
+	idx   map[string]optEffect // the spec's options by name
+	reads []field              // files rewrite found read (jq --slurpfile)
 }
 
 // is reports whether any given option does e.

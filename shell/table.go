@@ -303,11 +303,10 @@ func init() {
 	}, "chown", "chgrp")
 	add(&spec{
 		opts: options("nErsuz", "efl", "quiet silent expression= file= regexp-extended separate unbuffered null-data "+
-			"line-length= posix debug sandbox follow-symlinks"),
-		does:    does{"e expression": givesFirst, "follow-symlinks": follow},
-		args:    []role{notPath, edits}, // SCRIPT FILE...
-		rewrite: sedInPlace,
-		hook:    sedScripts,
+			"line-length= posix debug sandbox follow-symlinks in-place?").glue("i"),
+		does: does{"e expression": givesFirst, "follow-symlinks": follow, "i in-place": inPlace},
+		args: []role{notPath, edits}, // SCRIPT FILE...
+		hook: sedScripts,
 	}, "sed")
 	add(&spec{raw: true, hook: ddHook}, "dd") // KEY=VALUE... (ddOperands)
 	add(&spec{
