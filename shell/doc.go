@@ -14,4 +14,26 @@
 // package must never run anything, never guess a value it cannot see, and
 // never read more of the file system than Options.Stat and Options.Resolve
 // give it.
+//
+// The files, by job:
+//
+//   - walk.go walks the tree: statements, control flow, pipelines,
+//     redirects, and the state the walk carries (variables, functions,
+//     descriptors); word.go expands words into fields.
+//   - paths.go is the path and link model: a field to the path it names,
+//     the links and unknown subtrees the command itself makes, and the only
+//     helpers that emit a path effect.
+//   - call.go dispatches a command: functions, privilege, the table.
+//   - table.go is the table: one spec per command, saying which options it
+//     knows, what each does, and what it does to each operand. spec.go is
+//     the interpreter of a spec; transfer.go holds what commands with
+//     sources and a destination (mv, cp, install, ln, rsync) do to each
+//     pair; hooks.go the parts that are not options and operands (sed
+//     scripts, find expressions, tar modes, dd operands, env, xargs);
+//     builtins.go the builtins that change what the analysis knows (cd,
+//     set, read, eval, bash -c…).
+//
+// A new command is one spec in table.go (and a hook in hooks.go only if it
+// has syntax that options and operands can't describe), plus its cases in
+// the corpus, testdata/bash-corpus.txt at the repository root.
 package shell

@@ -10,12 +10,6 @@ import (
 // envHook runs the command env starts, after its NAME=VALUE operands, in
 // a state where -C has changed the folder.
 func envHook(a *analyzer, st *state, inv *invocation) bool {
-	for _, o := range inv.opts {
-		if _, ok := o.val.lit(); o.has && !ok {
-			a.refuse(DynamicCommand, "env", "a dynamic argument to env", inv.pos)
-			return false
-		}
-	}
 	inner := st.clone()
 	for _, d := range values(inv.opts, "C", "chdir") {
 		runCd(a, inner, &cmdCall{name: "cd", args: []field{d}})
@@ -32,7 +26,7 @@ func envHook(a *analyzer, st *state, inv *invocation) bool {
 				a.exec(st, "env", DangerousEnv, name)
 			}
 		default:
-			a.wrap(inner, inv.cmdCall, inv.at[i])
+			a.wrap(inner, inv.cmdCall, inv.argIndex(i))
 			st.foldFS(inner)
 			return false
 		}
@@ -56,7 +50,7 @@ func xargsHook(a *analyzer, st *state, inv *invocation) bool {
 			return false
 		}
 		inner.name = name
-		inner.args = append([]field(nil), c.args[inv.at[0]+1:]...)
+		inner.args = append([]field(nil), c.args[inv.argIndex(0)+1:]...)
 	}
 	repl := ""
 	for _, o := range inv.opts {
@@ -124,7 +118,7 @@ func jqArgs(inv *invocation) {
 }
 
 // ddOperands are dd's KEY=VALUE operands and what each does to its value.
-var ddOperands = map[string]role{"if": reads, "of": creates,
+var ddOperands = map[string]role{"if": readsFile, "of": creates,
 	"bs": notPath, "ibs": notPath, "obs": notPath, "cbs": notPath, "count": notPath, "skip": notPath,
 	"seek": notPath, "iseek": notPath, "oseek": notPath, "conv": notPath, "status": notPath,
 	"iflag": notPath, "oflag": notPath}
@@ -152,11 +146,6 @@ func ddHook(a *analyzer, st *state, inv *invocation) bool {
 		val := field{s: v, meta: -1}
 		if f.meta >= 0 {
 			val.meta = f.meta - len(k) - 1
-		}
-		if r == reads {
-			// if=- is a file named "-", not the standard input.
-			a.pathEffect(st, val, zones.OpRead, "dd", pathOpts{follow: true})
-			continue
 		}
 		a.operand(st, inv, r, val, -1, false)
 	}

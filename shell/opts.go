@@ -59,18 +59,22 @@ func (o optSpec) glue(short string) optSpec {
 type parsedArgs struct {
 	opts []opt
 	ops  []field
-	at   []int // each operand's index in the arguments
+	// first is the index in the arguments of the first operand (-1: none).
+	// With noPerm every argument from there on is an operand.
+	first int
 }
 
 // parse splits the arguments of command name into options and operands, as
 // getopt_long does. It returns false (after emitting exec) on an option the
 // spec does not know.
 func (a *analyzer) parse(st *state, name string, args []field, sp *optSpec) (parsedArgs, bool) {
-	var p parsedArgs
+	p := parsedArgs{first: -1}
 	done := false
 	operand := func(i int) {
+		if p.first < 0 {
+			p.first = i
+		}
 		p.ops = append(p.ops, args[i])
-		p.at = append(p.at, i)
 		if sp.noPerm {
 			done = true
 		}

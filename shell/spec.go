@@ -8,14 +8,15 @@ import (
 )
 
 // A spec says what one command does, as data: the options it knows and what
-// each does to the effects, and the role of each operand. spec.run is the one
-// interpreter: it parses a call with the spec's options and turns the
+// each does to the effects, and the role of each operand. compiled.run is the
+// one interpreter: it parses a call with the spec's options and turns the
 // operands into effects by their roles. The table (table.go) holds a spec for
 // every command the analysis knows.
 //
 // Hooks are only for the parts of a command that are not options and
 // operands (a sed script, a find expression, tar's modes, dd's key=value
-// operands); they see the call already parsed by the same parser.
+// operands, env's NAME=VALUE, xargs' replace string); they see the call
+// already parsed by the same parser.
 type spec struct {
 	opts optSpec
 	does does   // what each option does
@@ -49,7 +50,8 @@ type role uint8
 const (
 	notPath    role = iota // a pattern, a mode, an owner, a format
 	literal                // not a path, and it must be a literal (timeout's duration)
-	reads                  // reads the file (follows a final symlink)
+	reads                  // reads the file (follows a final symlink); "-" is the standard input
+	readsFile              // reads the file; "-" names a file too (unzip's archive, dd if=)
 	deletes                // removes the name; a subtree with subtree; links made under it are forgotten
 	removesDir             // removes an empty folder; with parents each parent named too (rmdir -p)
 	creates                // writes the file: create, or modify if it exists
@@ -110,10 +112,18 @@ type invocation struct {
 	args  []field // the arguments to parse (after rewrite)
 	opts  []opt
 	ops   []field
-	at    []int                // each operand's index in cmdCall.args (-1 when rewrite made it)
+	first int                  // cmdCall.args index of the first operand, for noPerm (wrappers); else -1
 	on    optEffect            // what the given options do, together
 	idx   map[string]optEffect // the spec's options by name
 	reads []field              // files rewrite found read (jq --slurpfile)
+}
+
+// argIndex is the index in cmdCall.args of operand i, or -1 when unknown.
+func (inv *invocation) argIndex(i int) int {
+	if inv.first < 0 {
+		return -1
+	}
+	return inv.first + i
 }
 
 // is reports whether any given option does e.
@@ -130,13 +140,19 @@ func (inv *invocation) values(e optEffect) []field {
 	return out
 }
 
-// compiled is a spec with its option index built once.
+// compiled is a spec with what run needs worked out once.
 type compiled struct {
 	*spec
-	idx map[string]optEffect
+	idx       map[string]optEffect // does, by single option name
+	announce  zones.Op             // see announces
+	announced bool
 }
 
-func (s *spec) compile() *compiled { return &compiled{spec: s, idx: s.does.index()} }
+func (s *spec) compile() *compiled {
+	c := &compiled{spec: s, idx: s.does.index()}
+	c.announce, c.announced = c.announces()
+	return c
+}
 
 // mainRole is the role of the operands past the leading ones.
 func (s *spec) mainRole() role {
@@ -180,32 +196,37 @@ func roleOp(r role) zones.Op {
 	return zones.OpRead
 }
 
-// run interprets the spec for one call.
+// run interprets the spec for one call. In order: the arguments are parsed
+// (an unknown option makes the command exec); an option that runs a program
+// or that the analysis does not model makes it exec; the files named by
+// option values are read or written; the hook, if any, has its say; a
+// dynamic word that may hide operands is announced; the output operand is
+// written; then each operand gets its role's effect, or the sources and
+// destination go to the transfer.
 func (s *compiled) run(a *analyzer, st *state, c *cmdCall) {
 	if s.builtin != nil {
 		s.builtin(a, st, c)
 		return
+	}
+	if s.raw && s.hook == nil {
+		return // inert: runs nothing, touches no file
 	}
 	inv := &invocation{cmdCall: c, args: c.args, idx: s.idx}
 	if s.rewrite != nil {
 		s.rewrite(inv)
 	}
 	if s.raw {
-		if s.hook != nil {
-			s.hook(a, st, inv)
-		}
+		s.hook(a, st, inv)
 		return
 	}
 	p, ok := a.parse(st, c.name, inv.args, &s.opts)
 	if !ok {
 		return
 	}
-	inv.opts, inv.ops, inv.at = p.opts, p.ops, p.at
-	if s.rewrite != nil {
-		// The operands no longer line up with the words.
-		for i := range inv.at {
-			inv.at[i] = -1
-		}
+	inv.opts, inv.ops, inv.first = p.opts, p.ops, -1
+	if s.rewrite == nil && s.opts.noPerm {
+		// Only then do the operands line up with the words, one to one.
+		inv.first = p.first
 	}
 	for _, o := range inv.opts {
 		e := s.idx[o.name]
@@ -231,13 +252,13 @@ func (s *compiled) run(a *analyzer, st *state, c *cmdCall) {
 	if inv.is(givesFirst) && len(roles) > 1 {
 		roles = roles[1:]
 	}
-	if op, ok := s.announces(); ok && c.dynamic() {
-		a.emit(Effect{Op: op, Unknown: true, Command: c.name})
+	if s.announced && c.dynamic() {
+		a.emit(Effect{Op: s.announce, Unknown: true, Command: c.name})
 	}
-	ops, at := inv.ops, inv.at
+	ops := inv.ops
 	if s.output > 0 && len(ops) >= s.output {
 		a.pathEffect(st, ops[s.output-1], zones.OpCreate, c.name, pathOpts{follow: true, mode: orCreate})
-		ops, at = ops[:s.output-1], at[:s.output-1]
+		ops = ops[:s.output-1]
 	}
 	sub := s.whole || inv.is(subtree)
 	if s.transfer != nil {
@@ -254,12 +275,12 @@ func (s *compiled) run(a *analyzer, st *state, c *cmdCall) {
 	}
 	lead := max(len(roles)-1, 0)
 	for i := 0; i < lead && i < len(ops); i++ {
-		if !a.operand(st, inv, roles[i], ops[i], at[i], sub) {
+		if !a.operand(st, inv, roles[i], ops[i], inv.argIndex(i), sub) {
 			return
 		}
 	}
 	for i := lead; i < len(ops); i++ {
-		if !a.operand(st, inv, main, ops[i], at[i], sub) {
+		if !a.operand(st, inv, main, ops[i], inv.argIndex(i), sub) {
 			return
 		}
 	}
@@ -284,6 +305,8 @@ func (a *analyzer) operand(st *state, inv *invocation, r role, f field, at int, 
 		}
 	case reads:
 		a.emitPaths(st, []field{f}, zones.OpRead, name, pathOpts{follow: true, subtree: sub})
+	case readsFile:
+		a.pathEffect(st, f, zones.OpRead, name, pathOpts{follow: true, subtree: sub})
 	case deletes:
 		a.forget(st, a.pathEffect(st, f, zones.OpDelete, name, pathOpts{subtree: sub}))
 	case removesDir:

@@ -329,7 +329,7 @@ func init() {
 	add(&spec{
 		opts:     options("lvtzpoqnjCaLVXKMUuf", "dP", "").guarded(),
 		does:     does{"l v t z p": listsOnly, "d": intoValue},
-		args:     []role{reads, notPath}, // ARCHIVE MEMBER...
+		args:     []role{readsFile, notPath}, // ARCHIVE MEMBER...
 		extracts: true,
 	}, "unzip")
 	add(&spec{
