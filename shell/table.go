@@ -11,7 +11,17 @@ var inert = &spec{raw: true}
 // stateBuiltin is a shell builtin that changes what the analysis knows.
 func stateBuiltin(fn func(a *analyzer, st *state, c *cmdCall)) *spec { return &spec{builtin: fn} }
 
-// table is every command the analysis knows, by name.
+// table is every command the analysis knows, by name. An entry reads:
+//
+//   - opts: the options the command knows: short flags, short options that
+//     take a value, long names ("name=" takes a value, "name?" may). Any
+//     other option makes the command exec.
+//   - does: what options do, by name: make the operands subtrees, name a
+//     file read or written, name the target folder, run a program…
+//   - args: what the command does to each operand, in order, the last role
+//     repeating (PATTERN FILE... is notPath, reads).
+//   - transfer: for SOURCE... DEST commands, what happens to each pair.
+//   - hook: only for syntax that is not options and operands.
 var table map[string]*compiled
 
 func init() {
