@@ -86,6 +86,32 @@ func runSet(a *analyzer, st *state, c *cmdCall) {
 	}
 }
 
+func firstLit(fs []field) (string, bool) {
+	if len(fs) == 0 {
+		return "", false
+	}
+	return fs[0].lit()
+}
+
+// afterDashes reports whether the first operand comes right after "--".
+func afterDashes(inv *invocation) bool {
+	i := inv.argIndex(0)
+	if i <= 0 {
+		return false
+	}
+	s, ok := inv.cmdCall.args[i-1].lit()
+	return ok && s == "--"
+}
+
+// safeShellOption: the -o options a shell may be started with.
+func safeShellOption(o string) bool {
+	switch o {
+	case "pipefail", "errexit", "nounset", "xtrace", "noglob":
+		return true
+	}
+	return false
+}
+
 func safeSetOption(o string) bool {
 	switch o {
 	case "errexit", "nounset", "xtrace", "pipefail", "noglob", "noclobber", "verbose", "allexport",
@@ -281,59 +307,34 @@ func runEval(a *analyzer, st *state, c *cmdCall) {
 	a.scriptLang(st, strings.Join(parts, " "), st.depth+1+c.depth, lang)
 }
 
-// runShell handles bash/sh: -c scripts are re-parsed, a script read from
-// stdin is re-parsed when it is visible, a script file is exec.
-func runShell(a *analyzer, st *state, c *cmdCall) {
-	script := -1
-	stdin := false
-	i := 0
-	for ; i < len(c.args); i++ {
-		s, ok := c.args[i].lit()
-		if !ok {
-			a.refuse(DynamicCommand, c.name, "a dynamic argument to a shell", c.pos)
-			return
-		}
-		if s == "--" || s == "-" {
-			i++
-			break
-		}
-		if strings.HasPrefix(s, "--") {
-			switch s {
-			case "--noprofile", "--norc", "--posix", "--login", "--noediting", "--restricted", "--verbose":
-				continue
-			}
-			a.exec(st, c.name, UnknownOption, c.name+" "+s)
-			return
-		}
-		if !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "+") {
-			break
-		}
-		if s == "-o" || s == "+o" {
-			i++
-			o, _ := "", false
-			if i < len(c.args) {
-				o, _ = c.args[i].lit()
-			}
-			if o != "pipefail" && o != "errexit" && o != "nounset" && o != "xtrace" && o != "noglob" {
-				a.exec(st, c.name, UnknownOption, c.name+" -o "+o)
-				return
-			}
+// shellScript: bash -c SCRIPT is re-parsed, a script read from stdin is
+// re-parsed when it is visible, a script file is exec.
+func shellScript(a *analyzer, st *state, inv *invocation) bool {
+	c := inv.cmdCall
+	for _, o := range inv.opts {
+		if o.name != "o" {
 			continue
 		}
-		for _, ch := range s[1:] {
-			switch {
-			case ch == 'c':
-				script = 0
-			case ch == 's':
-				stdin = true
-			case strings.ContainsRune("leuxvfnrphBCEHPT", ch):
-			default:
-				a.exec(st, c.name, UnknownOption, c.name+" -"+string(ch))
-				return
-			}
+		if v, _ := o.val.lit(); !o.has || !safeShellOption(v) {
+			a.exec(st, c.name, UnknownOption, c.name+" -o "+v)
+			return false
 		}
 	}
-	rest := c.args[i:]
+	rest := inv.ops
+	if s, ok := firstLit(rest); ok && s == "-" && !afterDashes(inv) {
+		rest = rest[1:] // where options are read, - ends them as -- does
+	}
+	if len(rest) > 0 {
+		// The script, or the file it is read from.
+		if _, ok := rest[0].lit(); !ok {
+			a.refuse(DynamicCommand, c.name, "a dynamic argument to a shell", c.pos)
+			return false
+		}
+	}
+	script, stdin := -1, has(inv.opts, "s")
+	if has(inv.opts, "c") {
+		script = 0
+	}
 	child := st.clone()
 	child.vars = map[string]*value{}
 	child.intVars = map[string]bool{}
@@ -349,14 +350,14 @@ func runShell(a *analyzer, st *state, c *cmdCall) {
 	switch {
 	case script == 0:
 		if len(rest) == 0 {
-			return
+			return false
 		}
 		src, _ := rest[0].lit()
 		a.scriptLang(child, src, depth, lang)
 	case stdin || len(rest) == 0:
 		if stdin && len(rest) > 0 {
 			a.exec(st, c.name, Script, c.name+" -s")
-			return
+			return false
 		}
 		switch st.stdin {
 		case inNull:
@@ -364,11 +365,12 @@ func runShell(a *analyzer, st *state, c *cmdCall) {
 			a.scriptLang(child, st.stdinText, depth, lang)
 		default:
 			a.exec(st, c.name, Script, c.name+" reading a script from its input")
-			return
+			return false
 		}
 	default:
 		a.exec(st, c.name, Script, c.name+" "+rest[0].s)
-		return
+		return false
 	}
 	st.foldFS(child)
+	return false
 }

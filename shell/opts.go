@@ -13,6 +13,7 @@ type optSpec struct {
 	long    map[string]bool // long options; true: takes a value
 	numeric bool            // -NUM is an option (head -5)
 	noPerm  bool            // options end at the first operand (POSIX order)
+	plus    bool            // +x is option x too, turned off (bash +x)
 	// dynamic says an unknown word could be an option with effects the
 	// operands don't cover (sort -o, find -exec): the command is then exec.
 	dynamic bool
@@ -102,7 +103,7 @@ func (a *analyzer) parse(st *state, name string, args []field, sp *optSpec) (par
 			done = true
 			continue
 		}
-		if len(s) < 2 || s[0] != '-' {
+		if len(s) < 2 || s[0] != '-' && !(sp.plus && s[0] == '+') {
 			operand(i)
 			continue
 		}

@@ -129,3 +129,35 @@ func TestParseGluedValue(t *testing.T) {
 		}
 	}
 }
+
+// Wrappers parse their options as the programs do, so the command they run
+// is the one the analysis sees.
+func TestWrapperOperands(t *testing.T) {
+	vault := sampleVault(t)
+	for _, c := range []struct{ cmd, dec, want string }{
+		// - and -- end a shell's options; the script after them is still read.
+		{`bash -c -- "$x"`, "refuse", "dynamic-command"},
+		{`bash -ec - "$x"`, "refuse", "dynamic-command"},
+		{`bash -c -- 'rm notes/a.md'`, "allow", "delete notes/a.md"},
+		{`bash -- -`, "exec", "exec script bash -"},
+		{`bash -eo pipefail -c 'rm notes/a.md'`, "allow", "delete notes/a.md"},
+		{`bash +x -c 'rm notes/a.md'`, "allow", "delete notes/a.md"},
+		{`bash -eo frob -c 'rm notes/a.md'`, "exec", "exec unknown-option bash -o frob"},
+		// bash runs a command named "-": exec - and command - don't skip it.
+		{`exec - rm notes/a.md`, "exec", "exec unknown-program -"},
+		{`command - rm notes/a.md`, "exec", "exec unknown-program -"},
+		// env: after NAME=VALUE nothing is an option any more.
+		{`env - rm notes/a.md`, "allow", "delete notes/a.md"},
+		{`env A=1 -i rm notes/a.md`, "exec", "exec unknown-program -i"},
+		{`env -C notes rm a.md`, "allow", "delete notes/a.md"},
+		{`timeout -s 9 5 rm notes/a.md`, "allow", "delete notes/a.md"},
+		{`timeout "$d" rm notes/a.md`, "refuse", "dynamic-command"},
+		{`nice -n 5 -- rm notes/a.md`, "allow", "delete notes/a.md"},
+	} {
+		an, err := Analyze(c.cmd, corpusOptions(vault))
+		dec, got := render(vault, an, err)
+		if dec != c.dec || got != c.want {
+			t.Errorf("%s: got %s %s, want %s %s", c.cmd, dec, got, c.dec, c.want)
+		}
+	}
+}

@@ -180,7 +180,9 @@ func init() {
 		}
 	}), "getopts")
 	add(stateBuiltin(runEval), "eval")
-	add(stateBuiltin(runShell), "bash", "sh", "dash", "rbash")
+	shell := options("csleuxvfnrphBCEHPT", "o", "noprofile norc posix login noediting restricted verbose")
+	shell.noPerm, shell.plus = true, true
+	add(&spec{opts: shell, hook: shellScript}, "bash", "sh", "dash", "rbash") // [-c SCRIPT | -s | FILE] [ARG]...
 
 	// Wrappers: options of their own, then the command they run.
 	wrapper := func(o optSpec, args ...role) *spec {
