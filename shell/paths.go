@@ -20,7 +20,9 @@ import (
 // whose contents the analysis lost track of (fsState.taint: a moved folder, a
 // link to an unknown target, an extracted archive) is unknown. Every lookup
 // is lexical plus those two link tables: ".." is cleaned before links are
-// followed.
+// followed (resolve), where the kernel would follow a link first and take
+// ".." from its target; resolve and resolveAbs are the one place to change
+// that.
 //
 // The effect helpers (pathEffect, emitPaths, emitResolved) are the only way
 // the commands emit a path effect, so what they say about links, globs and
@@ -83,22 +85,51 @@ func (x fsState) sameFS(y fsState) bool {
 	return true
 }
 
-// pathOpts says how one effect treats its path.
-type pathOpts struct {
-	follow  bool   // the op follows a final symlink
-	subtree bool   // the op covers the subtree
-	rename  bool   // the command replaces or removes the name by rename
-	source  string // for move-in and link: where it comes from
-	mode    createMode
+// forget drops the links this command made at or under a removed path.
+func (a *analyzer) forget(st *state, r resolved) {
+	if r.unknown || r.none {
+		return
+	}
+	for l := range st.links {
+		if l == r.abs || strings.HasPrefix(l, r.abs+"/") {
+			delete(st.links, l)
+		}
+	}
 }
 
-type createMode uint8
+// moved updates what the command made: links move with their names, and a
+// moved folder or symlink makes the names under its new place unknown.
+func (a *analyzer) moved(st *state, sr, dr resolved, info FileInfo) {
+	if dr.unknown || dr.none {
+		return
+	}
+	if sr.unknown || sr.subtree || info.Dir || info.Link {
+		st.taint[dr.abs] = sr.unknown || sr.subtree || info.Link
+	}
+	if sr.unknown || sr.none {
+		return
+	}
+	for l, t := range st.links {
+		if l == sr.abs {
+			delete(st.links, l)
+			st.links[dr.abs] = t
+		} else if strings.HasPrefix(l, sr.abs+"/") {
+			delete(st.links, l)
+			st.taint[dr.abs] = false
+		}
+	}
+}
 
-const (
-	plainOp  createMode = iota
-	orCreate            // modify if it exists, else create
-)
+// taintResolved marks the subtree under r (and with self, r itself) as
+// unknown: what is there now can't be seen.
+func (a *analyzer) taintResolved(st *state, r resolved, self bool) {
+	if !r.unknown && !r.none {
+		st.taint[r.abs] = st.taint[r.abs] || self
+	}
+}
 
+// resolved is where a field leads: an absolute real path, an unknown one,
+// or none at all (a device or pipe that is no file).
 type resolved struct {
 	abs     string
 	unknown bool
@@ -266,6 +297,24 @@ func fdNumber(s string) int {
 	return n
 }
 
+// pathOpts says how one effect treats its path.
+type pathOpts struct {
+	follow  bool   // the op follows a final symlink
+	subtree bool   // the op covers the subtree
+	rename  bool   // the command replaces or removes the name by rename
+	source  string // for move-in and link: where it comes from
+	mode    createMode
+}
+
+// createMode: a write to a name that may not exist is a create, or a
+// modify of what is there (or of a file this command hard-linked).
+type createMode uint8
+
+const (
+	plainOp  createMode = iota
+	orCreate            // modify if it exists, else create
+)
+
 // pathEffect emits op on the path a field names, and returns where it went.
 func (a *analyzer) pathEffect(st *state, f field, op zones.Op, cmd string, o pathOpts) resolved {
 	r := a.resolve(st, f, o.follow)
@@ -276,6 +325,41 @@ func (a *analyzer) pathEffect(st *state, f field, op zones.Op, cmd string, o pat
 		}
 	}
 	return r
+}
+
+// emitPaths emits op on each field.
+func (a *analyzer) emitPaths(st *state, fs []field, op zones.Op, cmd string, o pathOpts) {
+	for _, f := range fs {
+		if s, ok := f.lit(); ok && s == "-" && op == zones.OpRead {
+			continue
+		}
+		a.pathEffect(st, f, op, cmd, o)
+	}
+}
+
+func (a *analyzer) emitResolved(r resolved, op zones.Op, cmd string, o pathOpts) {
+	if r.none {
+		return
+	}
+	e := Effect{Op: op, Command: cmd, ByRename: o.rename, Source: o.source}
+	if r.unknown {
+		e.Unknown = true
+		if op == zones.OpCreate && o.mode == orCreate {
+			e.Op = zones.OpModify
+		}
+		a.emit(e)
+		return
+	}
+	e.Path = r.abs
+	e.Subtree = r.subtree || o.subtree
+	if o.mode == orCreate {
+		if a.opts.Stat(r.abs).Exists || a.linked[r.abs] {
+			e.Op = zones.OpModify
+		} else {
+			e.Op = zones.OpCreate
+		}
+	}
+	a.emit(e)
 }
 
 // maxGlobMatches bounds the expansion of one glob; past it the glob's links
@@ -353,31 +437,6 @@ func (a *analyzer) globEscapes(st *state, f field, sub resolved) []resolved {
 	return out
 }
 
-func (a *analyzer) emitResolved(r resolved, op zones.Op, cmd string, o pathOpts) {
-	if r.none {
-		return
-	}
-	e := Effect{Op: op, Command: cmd, ByRename: o.rename, Source: o.source}
-	if r.unknown {
-		e.Unknown = true
-		if op == zones.OpCreate && o.mode == orCreate {
-			e.Op = zones.OpModify
-		}
-		a.emit(e)
-		return
-	}
-	e.Path = r.abs
-	e.Subtree = r.subtree || o.subtree
-	if o.mode == orCreate {
-		if a.opts.Stat(r.abs).Exists || a.linked[r.abs] {
-			e.Op = zones.OpModify
-		} else {
-			e.Op = zones.OpCreate
-		}
-	}
-	a.emit(e)
-}
-
 // maxTreeEntries bounds the walk for links under a folder; past it the
 // links are unknown.
 const maxTreeEntries = 4096
@@ -425,55 +484,4 @@ func (a *analyzer) treeEscapes(st *state, root string) []resolved {
 		}
 	}
 	return out
-}
-
-// forget drops the links this command made at or under a removed path.
-func (a *analyzer) forget(st *state, r resolved) {
-	if r.unknown || r.none {
-		return
-	}
-	for l := range st.links {
-		if l == r.abs || strings.HasPrefix(l, r.abs+"/") {
-			delete(st.links, l)
-		}
-	}
-}
-
-// moved updates what the command made: links move with their names, and a
-// moved folder or symlink makes the names under its new place unknown.
-func (a *analyzer) moved(st *state, sr, dr resolved, info FileInfo) {
-	if dr.unknown || dr.none {
-		return
-	}
-	if sr.unknown || sr.subtree || info.Dir || info.Link {
-		st.taint[dr.abs] = sr.unknown || sr.subtree || info.Link
-	}
-	if sr.unknown || sr.none {
-		return
-	}
-	for l, t := range st.links {
-		if l == sr.abs {
-			delete(st.links, l)
-			st.links[dr.abs] = t
-		} else if strings.HasPrefix(l, sr.abs+"/") {
-			delete(st.links, l)
-			st.taint[dr.abs] = false
-		}
-	}
-}
-
-func (a *analyzer) taintResolved(st *state, r resolved, self bool) {
-	if !r.unknown && !r.none {
-		st.taint[r.abs] = st.taint[r.abs] || self
-	}
-}
-
-// emitPaths emits op on each field.
-func (a *analyzer) emitPaths(st *state, fs []field, op zones.Op, cmd string, o pathOpts) {
-	for _, f := range fs {
-		if s, ok := f.lit(); ok && s == "-" && op == zones.OpRead {
-			continue
-		}
-		a.pathEffect(st, f, op, cmd, o)
-	}
 }
