@@ -1,0 +1,228 @@
+package say
+
+import (
+	"fmt"
+
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// The policy rules' refusals. Each says what was refused, why, and where it
+// would be allowed. A hidden or no-zone path is named only as the caller
+// spelled it, so a refusal never tells the model where hidden things are.
+
+// Refused is an op its zone does not allow.
+type Refused struct {
+	Op    zones.Op
+	Path  string
+	Zone  zones.Mode
+	Where Where
+}
+
+func (m Refused) Text(l Lang) string {
+	v, a, w := verb(m.Op, l), ZoneAllows{m.Zone}.Text(l), m.Where.Text(l)
+	return l.pick(
+		fmt.Sprintf(`%s %q: zone %s (%s). %s`, v, m.Path, m.Zone, a, w),
+		fmt.Sprintf(`%s «%s» нельзя: зона %s (%s). %s`, v, m.Path, m.Zone, a, w))
+}
+
+// NoZoneRefused is an op on a vault path that no zone covers.
+type NoZoneRefused struct {
+	Op    zones.Op
+	Path  string
+	Where Where
+}
+
+func (m NoZoneRefused) Text(l Lang) string {
+	v, w := verb(m.Op, l), m.Where.Text(l)
+	return l.pick(
+		fmt.Sprintf(`%s %q: the path is in no zone, so nothing is allowed there. %s`, v, m.Path, w),
+		fmt.Sprintf(`%s «%s» нельзя: путь не входит ни в одну зону, там ничего нельзя. %s`, v, m.Path, w))
+}
+
+// OutsideRefused is an op on a path outside the vault that no zone covers.
+type OutsideRefused struct {
+	Op    zones.Op
+	Path  string
+	Where Where
+}
+
+func (m OutsideRefused) Text(l Lang) string {
+	v, w := verb(m.Op, l), m.Where.Text(l)
+	return l.pick(
+		fmt.Sprintf(`%s %q: the path is outside the vault. Work inside the vault (paths relative to its root). %s`, v, m.Path, w),
+		fmt.Sprintf(`%s «%s» нельзя: путь вне хранилища. Работайте внутри хранилища (пути от его корня). %s`, v, m.Path, w))
+}
+
+// SubtreeRefused is an op on a folder with everything in it, stopped by
+// Inside, a path below it in a zone that does not allow it.
+type SubtreeRefused struct {
+	Op     zones.Op
+	Path   string
+	Inside string
+	Zone   zones.Mode // Inside's zone
+	Where  Where
+}
+
+func (m SubtreeRefused) Text(l Lang) string {
+	v, a, w := verb(m.Op, l), ZoneAllows{m.Zone}.Text(l), m.Where.Text(l)
+	return l.pick(
+		fmt.Sprintf(`%s %q with everything inside it: %q inside it is in zone %s (%s). %s`, v, m.Path, m.Inside, m.Zone, a, w),
+		fmt.Sprintf(`%s «%s» со всем содержимым нельзя: «%s» внутри — в зоне %s (%s). %s`, v, m.Path, m.Inside, m.Zone, a, w))
+}
+
+// SubtreeHidden is SubtreeRefused where the path that stops it is hidden or
+// in no zone: it is not named, not even that it exists.
+type SubtreeHidden struct {
+	Op    zones.Op
+	Path  string
+	Where Where
+}
+
+func (m SubtreeHidden) Text(l Lang) string {
+	v, w := verb(m.Op, l), m.Where.Text(l)
+	return l.pick(
+		fmt.Sprintf(`%s %q with everything inside it: some paths inside it are hidden from you. Act on the files and folders you can list instead. %s`, v, m.Path, w),
+		fmt.Sprintf(`%s «%s» со всем содержимым нельзя: часть путей внутри скрыта от вас. Действуйте с файлами и папками, которые видны в списке. %s`, v, m.Path, w))
+}
+
+// UnknownPath is a change to a path only known when a command runs.
+type UnknownPath struct {
+	Op      zones.Op
+	Command string
+}
+
+func (m UnknownPath) Text(l Lang) string {
+	v := verb(m.Op, l)
+	return l.pick(
+		fmt.Sprintf(`%s a path that is only known when the command runs (in %q): vaultgate can't check it, so it is refused. Write the path out literally.`, v, m.Command),
+		fmt.Sprintf(`%s путь, известный только при выполнении (в %q), нельзя: vaultgate не может его проверить. Напишите путь явно.`, v, m.Command))
+}
+
+// UnknownRead is a read of a path only known when a command runs, without
+// the wall: such a path could be any file on the machine.
+type UnknownRead struct {
+	Command string
+}
+
+func (m UnknownRead) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`read a path that is only known when the command runs (in %q): without the OS wall around bash such a path could be any file on the machine, so it is refused. Write the path out literally, or use the read, list and search tools.`, m.Command),
+		fmt.Sprintf(`прочитать путь, известный только при выполнении (в %q), нельзя: без защитной стенки ОС вокруг bash это может быть любой файл на машине. Напишите путь явно или используйте инструменты read, list и search.`, m.Command))
+}
+
+// ZoneRoot is a delete or move of a zone's root named in the config.
+type ZoneRoot struct {
+	Op   zones.Op
+	Path string
+}
+
+func (m ZoneRoot) Text(l Lang) string {
+	v := verb(m.Op, l)
+	return l.pick(
+		fmt.Sprintf(`%s %q: it is the root of a zone named in the config, so it can't be deleted or moved. Act on the files inside it instead.`, v, m.Path),
+		fmt.Sprintf(`%s «%s» нельзя: это корень зоны из конфигурации, его нельзя удалить или переместить. Действуйте с файлами внутри.`, v, m.Path))
+}
+
+// ZoneRootInside is a delete or move of a folder that holds Inside, a
+// zone's root named in the config.
+type ZoneRootInside struct {
+	Op     zones.Op
+	Path   string
+	Inside string
+}
+
+func (m ZoneRootInside) Text(l Lang) string {
+	v := verb(m.Op, l)
+	return l.pick(
+		fmt.Sprintf(`%s %q with everything inside it: %q inside it is the root of a zone named in the config, and can't be deleted or moved.`, v, m.Path, m.Inside),
+		fmt.Sprintf(`%s «%s» со всем содержимым нельзя: «%s» внутри — корень зоны из конфигурации, его нельзя удалить или переместить.`, v, m.Path, m.Inside))
+}
+
+// Launder is a move that would take content from zone From into To, where
+// it could be deleted or changed more freely.
+type Launder struct {
+	Source, Path string
+	From, To     zones.Mode
+}
+
+func (m Launder) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`move %q to %q: the content would go from zone %s to zone %s, where it could be deleted or changed more freely. Move it only into zones no more permissive than %s.`, m.Source, m.Path, m.From, m.To, m.From),
+		fmt.Sprintf(`переместить «%s» в «%s» нельзя: содержимое перешло бы из зоны %s в зону %s, где его можно удалять или менять свободнее. Перемещайте только в зоны не свободнее %s.`, m.Source, m.Path, m.From, m.To, m.From))
+}
+
+// LinkSource is a hard link to a file outside write zones (Zone is the
+// file's).
+type LinkSource struct {
+	Source, Path string
+	Zone         zones.Mode
+}
+
+func (m LinkSource) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`hard-link %q as %q: a hard link is allowed only when the linked file is in a write zone too; %q is in zone %s.`, m.Source, m.Path, m.Source, m.Zone),
+		fmt.Sprintf(`создать жёсткую ссылку «%s» на «%s» нельзя: это можно, только если сам файл тоже в зоне write; «%s» — в зоне %s.`, m.Path, m.Source, m.Source, m.Zone))
+}
+
+// HardLinks is a change to a file with several names, some of which may lie
+// in other zones.
+type HardLinks struct {
+	Op    zones.Op
+	Path  string
+	Links int
+}
+
+func (m HardLinks) Text(l Lang) string {
+	v := verb(m.Op, l)
+	return l.pick(
+		fmt.Sprintf(`%s %q: the file has %d hard links, and its other names may lie in other zones, so vaultgate never changes or deletes it. Write a new file instead.`, v, m.Path, m.Links),
+		fmt.Sprintf(`%s «%s» нельзя: у файла %d жёстких ссылок, другие его имена могут лежать в других зонах, поэтому vaultgate его не меняет и не удаляет. Создайте новый файл.`, v, m.Path, m.Links))
+}
+
+// Symlink is a write through a symbolic link to Target.
+type Symlink struct {
+	Op           zones.Op
+	Path, Target string
+}
+
+func (m Symlink) Text(l Lang) string {
+	v := verb(m.Op, l)
+	return l.pick(
+		fmt.Sprintf(`%s %q: it is a symbolic link to %q. Write to %q itself.`, v, m.Path, m.Target, m.Target),
+		fmt.Sprintf(`%s «%s» нельзя: это символическая ссылка на «%s». Пишите в сам «%s».`, v, m.Path, m.Target, m.Target))
+}
+
+// ReadFirst is an overwrite of a file the session has not read as it is now.
+type ReadFirst struct {
+	Op   zones.Op
+	Path string
+}
+
+func (m ReadFirst) Text(l Lang) string {
+	v := verb(m.Op, l)
+	return l.pick(
+		fmt.Sprintf(`%s %q: the file exists and has not been read in this session, or has changed since it was read. Read it with the read tool first, then try again.`, v, m.Path),
+		fmt.Sprintf(`%s «%s» нельзя: файл существует, но не был прочитан в этой сессии или изменился после чтения. Сначала прочитайте его инструментом read, затем повторите.`, v, m.Path))
+}
+
+// RuleFailed is a rule that panicked; Problem is what it panicked with.
+type RuleFailed struct {
+	Rule, Problem string
+}
+
+func (m RuleFailed) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`refused: the check %q failed (%s), and a failed check refuses.`, m.Rule, m.Problem),
+		fmt.Sprintf(`отказано: проверка %q сломалась (%s), а сломанная проверка запрещает.`, m.Rule, m.Problem))
+}
+
+// RuleWithoutCheck is a rule that has no check function: it refuses.
+type RuleWithoutCheck struct {
+	Rule string
+}
+
+func (m RuleWithoutCheck) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`refused: the check %q failed (no check function), and a failed check refuses.`, m.Rule),
+		fmt.Sprintf(`отказано: проверка %q сломалась (нет функции проверки), а сломанная проверка запрещает.`, m.Rule))
+}

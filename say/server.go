@@ -1,0 +1,96 @@
+package say
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// The server's words: what the model is told at initialize, and the failures
+// of the gate and the hook themselves.
+
+// Instructions is what the model reads at initialize, so that it need not
+// learn the zones by being refused. Zones are the listed ones only: a hidden
+// zone's name is not the model's business.
+type Instructions struct {
+	Zones []ZoneLine
+}
+
+// ZoneLine is one zone of the instructions.
+type ZoneLine struct {
+	Path string
+	Mode zones.Mode
+}
+
+func (m Instructions) Text(l Lang) string {
+	var b strings.Builder
+	b.WriteString(l.pick(
+		"File tools over a notes vault. Paths are relative to the vault root. "+
+			"Every call is checked against zones; a refusal says where the action is allowed. "+
+			"Read a file before you overwrite or edit it.\nZones:\n",
+		"Файловые инструменты над хранилищем заметок. Пути — от корня хранилища. "+
+			"Каждый вызов проверяется по зонам; отказ говорит, где действие разрешено. "+
+			"Прочитайте файл, прежде чем перезаписывать или менять его.\nЗоны:\n"))
+	for _, z := range m.Zones {
+		fmt.Fprintf(&b, "- %s: %s (%s)\n", z.Path, z.Mode, ZoneAllows{z.Mode}.Text(l))
+	}
+	return b.String()
+}
+
+// HookToolRefused is a Claude Code tool the hook neither judges nor lets
+// through; Server is the vault's MCP server name.
+type HookToolRefused struct {
+	Tool, Server string
+}
+
+func (m HookToolRefused) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`%[1]s is not allowed here: vaultgate lets through only the vault's own tools (mcp__%[2]s__*), Claude Code's tools it can check (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash), and those [hook] allow lists. Use the mcp__%[2]s__ tools instead.`, m.Tool, m.Server),
+		fmt.Sprintf(`%[1]s здесь запрещён: vaultgate пропускает только инструменты хранилища (mcp__%[2]s__*), проверяемые инструменты Claude Code (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash) и перечисленные в [hook] allow. Используйте инструменты mcp__%[2]s__.`, m.Tool, m.Server))
+}
+
+// AuditFailed is a call whose audit line could not be written: its result
+// is withheld, for a call the person can't see must not look done.
+type AuditFailed struct {
+	Problem string
+}
+
+func (m AuditFailed) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf("the audit log could not be written (%s); the call's result is withheld", m.Problem),
+		fmt.Sprintf("журнал аудита не удалось записать (%s); результат вызова не выдаётся", m.Problem))
+}
+
+// InternalError is a bug in a planner or tool, caught so that the call is
+// refused and recorded.
+type InternalError struct {
+	Tool, Problem string
+}
+
+func (m InternalError) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf("internal error in %s: %s", m.Tool, m.Problem),
+		fmt.Sprintf("внутренняя ошибка в %s: %s", m.Tool, m.Problem))
+}
+
+// UnknownTool is a call of a tool the agent does not have.
+type UnknownTool struct {
+	Tool string
+}
+
+func (m UnknownTool) Text(l Lang) string {
+	return l.pick(fmt.Sprintf("unknown tool %q", m.Tool), fmt.Sprintf("неизвестный инструмент %q", m.Tool))
+}
+
+// VaultLockFailed is a call that changes files and could not take the
+// vault's lock, so it was not run: unserialised, it could race another.
+type VaultLockFailed struct {
+	Problem string
+}
+
+func (m VaultLockFailed) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf("the vault lock could not be taken (%s); nothing was done", m.Problem),
+		fmt.Sprintf("не удалось взять блокировку хранилища (%s); ничего не сделано", m.Problem))
+}
