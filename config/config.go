@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -106,7 +107,7 @@ type Config struct {
 // Policy is everything one agent is held to.
 type Policy struct {
 	Name            string
-	Lang            string
+	Lang            say.Lang // of every text the agent reads
 	Zones           *zones.Table
 	ReadBeforeWrite bool
 	Bash            Bash
@@ -317,8 +318,9 @@ func resolve(cfgFile, base string, f file, agents map[string]agentFile) (*Config
 
 func (c *Config) policy(name, prefix string, a agentFile) (*Policy, error) {
 	fail := func(key string, err error) error { return &Error{File: c.File, Key: prefix + key, Err: err} }
-	if a.Lang != "en" && a.Lang != "ru" {
-		return nil, fail("lang", fmt.Errorf("%q: must be \"en\" or \"ru\"", a.Lang))
+	lang, err := say.ParseLang(a.Lang)
+	if err != nil {
+		return nil, fail("lang", err)
 	}
 	entries, err := c.zoneEntries(prefix, a.Zones)
 	if err != nil {
@@ -350,7 +352,7 @@ func (c *Config) policy(name, prefix string, a agentFile) (*Policy, error) {
 	}
 	return &Policy{
 		Name:            name,
-		Lang:            a.Lang,
+		Lang:            lang,
 		Zones:           tab,
 		ReadBeforeWrite: a.Rules.ReadBeforeWrite,
 		Bash:            b,

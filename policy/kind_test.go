@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -24,7 +25,7 @@ func TestDefinedKindThroughTheChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(lang, tool string, effects ...Effect) *Deny {
+	run := func(lang say.Lang, tool string, effects ...Effect) *Deny {
 		t.Helper()
 		Zoned(tab, effects)
 		return Builtin(true).Judge(&ToolCall{Tool: tool, Effects: effects, Zones: tab, Lang: lang, Session: &Session{ID: "s", State: NewState()}})
@@ -36,7 +37,7 @@ func TestDefinedKindThroughTheChain(t *testing.T) {
 		t.Errorf("move from edit into drop: %v", d)
 	}
 	for _, c := range []struct {
-		lang string
+		lang say.Lang
 		e    Effect
 		want []string
 	}{

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -131,7 +132,7 @@ type ToolCall struct {
 	Via     string // stdio, http, hook, check
 
 	Zones *zones.Table
-	Lang  string // "en" or "ru": the language of every reason
+	Lang  say.Lang // the language of every reason
 	// TellAll asks for a refusal that names every refused effect, not only
 	// the first: a call of many parts (a shell command) can then be mended
 	// at once.
@@ -183,11 +184,11 @@ func (c Chain) Judge(call *ToolCall) *Deny {
 func (r Rule) run(call *ToolCall) (d *Deny) {
 	defer func() {
 		if p := recover(); p != nil {
-			d = &Deny{Rule: r.Name, Reason: msg(call.Lang, "ruleFailed", r.Name, fmt.Sprint(p))}
+			d = &Deny{Rule: r.Name, Reason: say.RuleFailed{Rule: r.Name, Problem: fmt.Sprint(p)}.Text(call.Lang)}
 		}
 	}()
 	if r.Check == nil {
-		return &Deny{Rule: r.Name, Reason: msg(call.Lang, "ruleFailed", r.Name, "no check function")}
+		return &Deny{Rule: r.Name, Reason: say.RuleWithoutCheck{Rule: r.Name}.Text(call.Lang)}
 	}
 	return r.Check(call)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -35,7 +36,7 @@ func at(p string) zones.Path {
 	return np
 }
 
-func judge(t testing.TB, lang, tool string, effects ...Effect) *Deny {
+func judge(t testing.TB, lang say.Lang, tool string, effects ...Effect) *Deny {
 	t.Helper()
 	tab := table(t)
 	Zoned(tab, effects)
@@ -305,7 +306,7 @@ func TestHiddenNamesStayHidden(t *testing.T) {
 		{Op: zones.OpRead, Unknown: true, Cause: "cat"},
 		{Op: zones.OpModify, Path: at("."), Subtree: true},
 	} {
-		for _, lang := range []string{"en", "ru"} {
+		for _, lang := range say.Langs {
 			d := judge(t, lang, "bash", e)
 			if d == nil || strings.Contains(d.Reason, "секрет") {
 				t.Errorf("%s %+v: %v", lang, e, d)

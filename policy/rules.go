@@ -2,10 +2,10 @@ package policy
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -63,11 +63,10 @@ func (r *Reasons) Deny() *Deny {
 // JudgeEffect is the zones rule's judgement of one effect, for a tool's own
 // rule that tells the zones' refusals alongside its own.
 func JudgeEffect(c *ToolCall, e *Effect) *Deny {
-	deny := func(key string, args ...any) *Deny {
-		return &Deny{Effect: e, Reason: msg(c.Lang, key, args...)}
+	deny := func(m say.Message) *Deny {
+		return &Deny{Effect: e, Reason: m.Text(c.Lang)}
 	}
-	lang, t := c.Lang, c.Zones
-	phrase := OpPhrase(lang, e.Op)
+	t := c.Zones
 	if e.Op == zones.OpExec || e.Unknown {
 		// Nothing here can be placed in a zone beforehand: only the OS wall
 		// can hold it to the zones. The tool's own rule, earlier in the
@@ -76,56 +75,56 @@ func JudgeEffect(c *ToolCall, e *Effect) *Deny {
 			return nil
 		}
 		if e.Op == zones.OpExec {
-			return deny("unconfinedRun", e.Cause)
+			return deny(say.UnconfinedRun{Program: e.Cause})
 		}
-		return deny("unknownPath", phrase, "", "", "", "", "", e.Cause)
+		return deny(say.UnknownPath{Op: e.Op, Command: e.Cause})
 	}
 	op := e.Op
 	if op == zones.OpMoveIn && e.Exists {
 		op = zones.OpModify // a move over an existing file replaces it
 	}
 	if !e.Zone.Allows(op) {
-		key := "zone"
 		switch {
 		case e.Path.Outside() && e.Zone == zones.NoZone:
-			key = "outside"
+			return deny(say.OutsideRefused{Op: op, Path: e.shown(), Where: Where(t, op)})
 		case e.Zone == zones.NoZone:
-			key = "noZone"
+			return deny(say.NoZoneRefused{Op: op, Path: e.shown(), Where: Where(t, op)})
 		}
-		return deny(key, OpPhrase(lang, op), e.shown(), e.Zone, ModeAllows(lang, e.Zone), where(lang, t, op))
+		return deny(say.Refused{Op: op, Path: e.shown(), Zone: e.Zone, Where: Where(t, op)})
 	}
+	path := e.Path.String()
 	if e.SymlinkTo != "" && (e.Op == zones.OpModify || e.Op == zones.OpCreate) {
-		return deny("symlink", phrase, e.Path, e.SymlinkTo)
+		return deny(say.Symlink{Op: e.Op, Path: path, Target: e.SymlinkTo})
 	}
 	if e.Links > 1 && (op == zones.OpModify || op == zones.OpDelete) {
-		return deny("hardLinks", phrase, e.Path, strconv.Itoa(e.Links))
+		return deny(say.HardLinks{Op: e.Op, Path: path, Links: e.Links})
 	}
 	switch e.Op {
 	case zones.OpMoveIn:
 		if (!e.Source.IsZero() || e.SourceUnknown) && zones.Launders(e.SourceZone, e.Zone) {
-			return deny("launder", "", e.Path, e.SourceZone, e.Zone, "", e.Source)
+			return deny(say.Launder{Source: e.Source.String(), Path: path, From: e.SourceZone, To: e.Zone})
 		}
 	case zones.OpLink:
 		// A hard link shares its content: the linked file's zone must
 		// allow linking too, so the new name is no freer than the old.
 		if e.SourceUnknown || e.Source.IsZero() || !e.SourceZone.Allows(zones.OpLink) {
-			return deny("linkSource", "", e.Path, e.SourceZone, "", "", e.Source)
+			return deny(say.LinkSource{Source: e.Source.String(), Path: path, Zone: e.SourceZone})
 		}
 	case zones.OpDelete, zones.OpMoveOut:
 		if !e.Path.Outside() && t.IsAnchor(e.Path) {
-			return deny("anchor", phrase, e.Path)
+			return deny(say.ZoneRoot{Op: e.Op, Path: path})
 		}
 	}
 	if e.Subtree {
 		for _, in := range t.Within(e.Path) {
 			if !in.Mode.Allows(op) {
 				if !in.Mode.Listed() {
-					return deny("subtreeHidden", phrase, e.Path, "", "", where(lang, t, op))
+					return deny(say.SubtreeHidden{Op: e.Op, Path: path, Where: Where(t, op)})
 				}
-				return deny("subtree", phrase, e.Path, in.Mode, ModeAllows(lang, in.Mode), where(lang, t, op), in.Path)
+				return deny(say.SubtreeRefused{Op: e.Op, Path: path, Inside: in.Path.String(), Zone: in.Mode, Where: Where(t, op)})
 			}
 			if (op == zones.OpDelete || op == zones.OpMoveOut) && t.IsAnchor(in.Path) {
-				return deny("anchorInside", phrase, e.Path, "", "", "", in.Path)
+				return deny(say.ZoneRootInside{Op: e.Op, Path: path, Inside: in.Path.String()})
 			}
 		}
 	}
@@ -148,7 +147,7 @@ func checkReadBeforeWrite(c *ToolCall) *Deny {
 			continue
 		}
 		if !HasRead(c.Session.State, e.Path.String(), e.Size, e.ModTime) {
-			return &Deny{Effect: e, Reason: msg(c.Lang, "readFirst", OpPhrase(c.Lang, e.Op), e.Path)}
+			return &Deny{Effect: e, Reason: say.ReadFirst{Op: e.Op, Path: e.Path.String()}.Text(c.Lang)}
 		}
 	}
 	return nil
@@ -181,9 +180,14 @@ func HasRead(s *State, path string, size int64, mod time.Time) bool {
 	return ok && st.Size == size && st.ModTime.Equal(mod)
 }
 
-// Where is the sentence that tells the model where op is allowed, for a
-// tool's own rule that points the model elsewhere.
-func Where(lang string, t *zones.Table, op zones.Op) string { return where(lang, t, op) }
+// Where is the sentence that tells the model where op is allowed in t, for
+// the refusals here and a tool's own rule that points the model elsewhere.
+func Where(t *zones.Table, op zones.Op) say.Where {
+	if t == nil {
+		return say.Where{Op: op}
+	}
+	return say.Where{Op: op, Paths: t.Where(op)}
+}
 
 // shown is the path a refusal names: never one in a hidden or no-zone
 // place that the caller did not spell out itself.

@@ -98,6 +98,18 @@ func (m UnknownPath) Text(l Lang) string {
 		fmt.Sprintf(`%s путь, известный только при выполнении (в %q), нельзя: vaultgate не может его проверить. Напишите путь явно.`, v, m.Command))
 }
 
+// UnconfinedRun is a program of unknown effect that nothing holds to the
+// zones (the zones rule's fallback when no tool's rule spoke first).
+type UnconfinedRun struct {
+	Program string
+}
+
+func (m UnconfinedRun) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`run %q: vaultgate can't know what it would touch, and nothing holds it to the zones, so it is refused.`, m.Program),
+		fmt.Sprintf(`запустить %q нельзя: vaultgate не может знать, что она затронет, и ничто не удержит её в зонах.`, m.Program))
+}
+
 // UnknownRead is a read of a path only known when a command runs, without
 // the wall: such a path could be any file on the machine.
 type UnknownRead struct {

@@ -28,6 +28,7 @@ var samples = []Message{
 	SubtreeHidden{Op: zones.OpMoveOut, Path: "notes", Where: Where{Op: zones.OpMoveOut, Paths: []string{"inbox"}}},
 	UnknownPath{Op: zones.OpModify, Command: "tee"},
 	UnknownRead{Command: "cat"},
+	UnconfinedRun{Program: "python3"},
 	ZoneRoot{Op: zones.OpDelete, Path: "journal"},
 	ZoneRootInside{Op: zones.OpMoveOut, Path: "notes", Inside: "notes/journal"},
 	Launder{Source: "archive/x.md", Path: "scratch/x.md", From: zones.Edit, To: zones.Write},

@@ -13,6 +13,7 @@ import (
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/tools"
 	"github.com/vaultgate/vaultgate/zones"
 )
@@ -146,6 +147,10 @@ func (g *Gate) Chain(p *config.Policy) policy.Chain {
 func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps Steps) (out *Outcome) {
 	start := time.Now()
 	out = &Outcome{ID: audit.NewID(), Tool: tool}
+	var lang say.Lang
+	if c.Policy != nil {
+		lang = c.Policy.Lang
+	}
 	args, argsOK := raw.(map[string]any)
 	if raw == nil {
 		args, argsOK = map[string]any{}, true
@@ -155,7 +160,7 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 			// A bug in a planner or a tool must not let a call through, nor
 			// leave it unrecorded.
 			out.Decision, out.Deny, out.Result, out.Forwarded = Error, nil, nil, false
-			out.Err = fmt.Errorf("internal error in %s: %v", tool, p)
+			out.Err = errors.New(say.InternalError{Tool: tool, Problem: fmt.Sprint(p)}.Text(lang))
 			debug.PrintStack()
 		}
 		out.Record = g.record(c, out, args, time.Since(start))
@@ -163,7 +168,7 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 			if err := g.write(&out.Record); err != nil {
 				// Fail closed: a call the person can't see is a call the
 				// model must not think succeeded.
-				out.Err = fmt.Errorf("the audit log could not be written (%v); the call's result is withheld", err)
+				out.Err = errors.New(say.AuditFailed{Problem: err.Error()}.Text(lang))
 				out.Result = nil
 			}
 		}
@@ -173,19 +178,20 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 		return out
 	}
 	if !argsOK {
-		out.Decision, out.Err = Error, &tools.ArgError{Tool: tool, Problem: "arguments must be a JSON object"}
+		out.Decision, out.Err = Error, &tools.ArgError{Tool: tool, Problem: say.ArgsNotObject{}, Lang: lang}
 		return out
 	}
 	set := g.ToolSet(c)
 	t, known := set.Lookup(tool)
 	if !known {
-		out.Decision, out.Err = Error, fmt.Errorf("%w %q", tools.ErrUnknownTool, tool)
+		out.Decision, out.Err = Error, &tools.UnknownToolError{Tool: tool, Lang: lang}
 		return out
 	}
 	if !t.ReadOnly && steps.Run {
 		unlock, err := g.lockVault()
 		if err != nil {
-			out.Decision, out.Err = Error, err // can't be serialised: refuse
+			// can't be serialised: refuse
+			out.Decision, out.Err = Error, errors.New(say.VaultLockFailed{Problem: err.Error()}.Text(lang))
 			return out
 		}
 		defer unlock()

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path"
 	"strings"
@@ -12,22 +11,21 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/sandbox"
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/shell"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
-// bashTool is the bash tool's definition; it is in a set only when the
-// agent's [bash] enabled is true.
-func bashTool(b *config.Bash) Tool {
+// bashTool is the bash tool's definition, documented in l; it is in a set
+// only when the agent's [bash] enabled is true.
+func bashTool(b *config.Bash, l say.Lang) Tool {
 	return Tool{
-		Name: "bash", Title: "Run a shell command", Destructive: true, OpenWorld: b.Network,
-		Description: "Run a bash command in the vault root. Before it runs, every path the command would touch is found and checked against the zones; " +
-			"commands vaultgate can't analyse are refused unless the OS wall is up. Removing or renaming with bash is allowed only in write zones " +
-			"(use the move, edit and delete tools elsewhere). Returns the exit code, stdout and stderr.",
+		Name: "bash", Title: say.BashTitle.Text(l), Destructive: true, OpenWorld: b.Network,
+		Description: say.BashDoc.Text(l),
 		Params: []Param{
-			{Name: "command", Type: "string", Required: true, Description: "The bash command."},
-			{Name: "timeout", Type: "integer", Description: fmt.Sprintf("Seconds before every process of the call is ended (default %d, at most %d).",
-				int(b.Timeout/time.Second), int(b.MaxTimeout/time.Second))},
+			{Name: "command", Type: "string", Required: true, Description: say.BashCommandDoc.Text(l)},
+			{Name: "timeout", Type: "integer", Description: say.BashTimeoutDoc{
+				Default: int(b.Timeout / time.Second), Max: int(b.MaxTimeout / time.Second)}.Text(l)},
 		},
 		plan: planBash,
 	}
@@ -62,7 +60,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 	if a.has("timeout") {
 		secs := a.integer("timeout", 0)
 		if secs < 1 || time.Duration(secs)*time.Second > b.MaxTimeout {
-			return nil, &ArgError{Tool: "bash", Arg: "timeout", Problem: fmt.Sprintf("must be between 1 and %d seconds", int(b.MaxTimeout/time.Second))}
+			return nil, a.bad("timeout", say.ArgSecondsRange{Min: 1, Max: int(b.MaxTimeout / time.Second)})
 		}
 		timeout = time.Duration(secs) * time.Second
 	}
@@ -78,7 +76,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 		confine(plan.Effects)
 	}
 	if wallErr != nil {
-		plan.Facts = BashCall{Refusal: &policy.Deny{Rule: "bash", Reason: policy.Phrase(s.Lang, "bash.wallRequired", wallErr.Error())}}
+		plan.Facts = BashCall{Refusal: &policy.Deny{Rule: "bash", Reason: s.say(say.BashWallRequired{Problem: wallErr.Error()})}}
 	}
 	secrets := make([]sandbox.Secret, 0, len(b.Secrets))
 	for _, sec := range b.Secrets {
@@ -100,7 +98,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 		if err != nil && res.Duration == 0 {
 			return nil, err
 		}
-		return bashResult(res, timeout), nil
+		return bashResult(res, timeout, s.Lang), nil
 	}
 	return plan, nil
 }
@@ -123,7 +121,7 @@ func confine(effects []policy.Effect) {
 // caller: the bash tool runs it, the hook never does.
 func (s *Set) analyseBash(command, cwd string) (*Plan, error) {
 	if strings.TrimSpace(command) == "" {
-		return nil, &ArgError{Tool: "bash", Arg: "command", Problem: "must not be empty"}
+		return nil, &ArgError{Tool: "bash", Arg: "command", Problem: say.ArgEmpty{}, Lang: s.Lang}
 	}
 	if cwd == "" {
 		cwd = s.Vault.Root
@@ -137,7 +135,7 @@ func (s *Set) analyseBash(command, cwd string) (*Plan, error) {
 		plan.Run = func(context.Context) (*Result, error) { return nil, errors.New("refused") }
 		return plan, nil
 	case err != nil:
-		return nil, fmt.Errorf("bash analysis failed: %w", err) // judged as error: fail closed
+		return nil, errors.New(s.say(say.BashAnalysisFailed{Problem: err.Error()})) // judged as error: fail closed
 	}
 	for _, e := range an.Effects {
 		plan.Effects = append(plan.Effects, s.bashEffect(e))
@@ -165,7 +163,7 @@ func (s *Set) bashEffect(e shell.Effect) policy.Effect {
 	part := BashPart{Command: e.Command, ByRename: e.ByRename}
 	pe := policy.Effect{Op: e.Op, Subtree: e.Subtree, Unknown: e.Unknown, Cause: e.Command}
 	if e.Op == zones.OpExec {
-		part.Why = policy.Phrase(s.Lang, "bash.why."+e.Why.String())
+		part.Why = s.say(execWhy(e.Why))
 		pe.Cause, pe.Fact = e.Detail, part
 		return pe
 	}
@@ -203,17 +201,17 @@ func (s *Set) vaultPath(abs string) (zones.Path, bool) {
 func (s *Set) refusalReason(r *shell.Refusal) string {
 	switch r.Code {
 	case shell.ParseError:
-		return policy.Phrase(s.Lang, "bash.parse", r.Detail)
+		return s.say(say.BashParse{Problem: r.Detail})
 	case shell.DynamicCommand:
-		return policy.Phrase(s.Lang, "bash.dynamic", r.Command)
+		return s.say(say.BashDynamic{Command: r.Command})
 	case shell.Privilege:
-		return policy.Phrase(s.Lang, "bash.privilege", r.Command)
+		return s.say(say.BashPrivilege{Command: r.Command})
 	case shell.TooLarge:
-		return policy.Phrase(s.Lang, "bash.tooLarge", shell.MaxCommandSize>>10)
+		return s.say(say.BashTooLarge{MaxKiB: shell.MaxCommandSize >> 10})
 	case shell.TooDeep:
-		return policy.Phrase(s.Lang, "bash.tooDeep", r.Detail)
+		return s.say(say.BashTooDeep{Detail: r.Detail})
 	}
-	return policy.Phrase(s.Lang, "bash.parse", r.Error())
+	return s.say(say.BashParse{Problem: r.Error()})
 }
 
 // BashOutput is the bash tool's structured result.
@@ -225,30 +223,11 @@ type BashOutput struct {
 	Truncated bool   `json:"truncated"`
 }
 
-func bashResult(r sandbox.Result, timeout time.Duration) *Result {
-	var b strings.Builder
-	fmt.Fprintf(&b, "exit code: %d", r.ExitCode)
-	if r.TimedOut {
-		fmt.Fprintf(&b, " (timed out after %s; every process of the call was ended)", timeout)
-	}
-	b.WriteString("\n")
-	if r.Stdout != "" {
-		b.WriteString("stdout:\n")
-		b.WriteString(r.Stdout)
-		if !strings.HasSuffix(r.Stdout, "\n") {
-			b.WriteString("\n")
-		}
-	}
-	if r.Stderr != "" {
-		b.WriteString("stderr:\n")
-		b.WriteString(r.Stderr)
-		if !strings.HasSuffix(r.Stderr, "\n") {
-			b.WriteString("\n")
-		}
-	}
+func bashResult(r sandbox.Result, timeout time.Duration, lang say.Lang) *Result {
 	code := r.ExitCode
 	return &Result{
-		Text:       b.String(),
+		Text: say.BashResult{ExitCode: r.ExitCode, TimedOut: r.TimedOut, Timeout: timeout,
+			Stdout: r.Stdout, Stderr: r.Stderr}.Text(lang),
 		Structured: BashOutput{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, TimedOut: r.TimedOut, Truncated: r.Truncated},
 		ExitCode:   &code,
 		Wall:       r.Isolation,
@@ -256,28 +235,27 @@ func bashResult(r sandbox.Result, timeout time.Duration) *Result {
 	}
 }
 
-func init() {
-	for key, m := range map[string][2]string{
-		"bash.parse":                  {`bash: the command can't be parsed (%s); nothing ran.`, `bash: команду нельзя разобрать (%s); ничего не выполнено.`},
-		"bash.dynamic":                {`bash: a command whose name is only known when it runs (%q) can't be checked, so it is refused. Write the command's name out.`, `bash: команду, имя которой известно только при выполнении (%q), нельзя проверить, поэтому она запрещена. Напишите имя команды явно.`},
-		"bash.privilege":              {`bash: %q is refused: vaultgate never runs commands with other privileges (sudo, su, doas).`, `bash: %q запрещена: vaultgate никогда не выполняет команды с чужими правами (sudo, su, doas).`},
-		"bash.tooLarge":               {`bash: the command is over %d KiB; split it into smaller commands.`, `bash: команда длиннее %d КиБ; разбейте её на команды поменьше.`},
-		"bash.tooDeep":                {`bash: the command nests shells and wrappers too deeply (%s); write it plainly.`, `bash: в команде слишком глубоко вложены оболочки и обёртки (%s); напишите её проще.`},
-		"bash.wallRequired":           {`bash is off: the config requires the OS wall around bash (wall = "required"), and it can't be raised here: %s. A person can set [bash] wall = "best-effort" or "off" to run commands with less; until then use the file tools.`, `bash выключен: конфигурация требует защитную стенку ОС вокруг bash (wall = "required"), а здесь её не поднять: %s. Человек может задать [bash] wall = "best-effort" или "off", чтобы выполнять команды с меньшей защитой; пока используйте файловые инструменты.`},
-		"bash.why.interpreter":        {"an interpreter runs code of its own", "интерпретатор выполняет свой код"},
-		"bash.why.version-control":    {"git runs a repository's hooks and config", "git выполняет хуки и настройки репозитория"},
-		"bash.why.build-tool":         {"a build tool runs project scripts", "сборщик выполняет скрипты проекта"},
-		"bash.why.script":             {"a script runs code vaultgate can't see", "скрипт выполняет код, который vaultgate не видит"},
-		"bash.why.shell-builtin":      {"this shell builtin changes what later commands do", "эта встроенная команда меняет поведение следующих команд"},
-		"bash.why.unknown-program":    {"a program vaultgate does not know", "программа, которую vaultgate не знает"},
-		"bash.why.unknown-option":     {"an option vaultgate does not know", "параметр, который vaultgate не знает"},
-		"bash.why.program-option":     {"an option that runs another program", "параметр, который запускает другую программу"},
-		"bash.why.dynamic-arithmetic": {"arithmetic on a value only known when it runs can execute code hidden in data", "арифметика над значением, известным только при выполнении, может выполнить код, спрятанный в данных"},
-		"bash.why.dangerous-env":      {"a variable that changes how programs start", "переменная, меняющая запуск программ"},
-		"bash.why.sed-script":         {"a sed script that writes files or runs commands", "скрипт sed, который пишет файлы или выполняет команды"},
-		"bash.why.dynamic-expansion":  {"an expansion that evaluates data as code", "подстановка, выполняющая данные как код"},
-		"bash.why.dynamic-argument":   {"an argument only known when it runs, where it could run a program or write a file", "аргумент, известный только при выполнении, там, где он мог бы запустить программу или записать файл"},
-	} {
-		policy.Register(key, m[0], m[1])
+// execWhys words the analysis' reasons; TestExecWhysWorded proves that
+// every reason has its words.
+var execWhys = map[shell.ExecWhy]say.ExecWhy{
+	shell.Interpreter:       say.WhyInterpreter,
+	shell.VersionControl:    say.WhyVersionControl,
+	shell.BuildTool:         say.WhyBuildTool,
+	shell.Script:            say.WhyScript,
+	shell.ShellBuiltin:      say.WhyShellBuiltin,
+	shell.UnknownProgram:    say.WhyUnknownProgram,
+	shell.UnknownOption:     say.WhyUnknownOption,
+	shell.ProgramOption:     say.WhyProgramOption,
+	shell.DynamicArithmetic: say.WhyDynamicArithmetic,
+	shell.DangerousEnv:      say.WhyDangerousEnv,
+	shell.SedScript:         say.WhySedScript,
+	shell.DynamicExpansion:  say.WhyDynamicExpansion,
+	shell.DynamicArgument:   say.WhyDynamicArgument,
+}
+
+func execWhy(w shell.ExecWhy) say.ExecWhy {
+	if m, ok := execWhys[w]; ok {
+		return m
 	}
+	return say.WhyUnexplained // the effect is still an exec, and still judged as one
 }

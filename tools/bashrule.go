@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -28,22 +29,6 @@ type BashPart struct {
 func refusalOf(p *Plan) *policy.Deny {
 	f, _ := p.Facts.(BashCall)
 	return f.Refusal
-}
-
-func init() {
-	policy.Register("exec",
-		`run %[1]q (%[2]s): vaultgate can't know what it would touch, and without the OS wall around bash it runs only what it can check. Use the file tools (read, write, edit, move, delete, list, search), or commands with literal paths.`,
-		`запустить %[1]q (%[2]s) нельзя: vaultgate не может знать, что она затронет, а без защитной стенки ОС bash выполняет только проверяемое. Используйте файловые инструменты (read, write, edit, move, delete, list, search) или команды с явными путями.`)
-	policy.Register("execNotAllowed",
-		`run %[1]q: it is not in bash.allow, the programs of unknown effect this agent may run under the wall (%[2]s).`,
-		`запустить %[1]q нельзя: её нет в bash.allow — списке программ, которые этот агент может запускать внутри стенки (%[2]s).`)
-	policy.Register("bashRename",
-		`%[1]s %[2]q with %[3]q: bash may remove or rename files only in write zones, and %[2]q is in zone %[4]s. %[5]s`,
-		`%[1]s «%[2]s» командой %[3]q нельзя: bash может удалять и переименовывать только в зонах write, а «%[2]s» — в зоне %[4]s. %[5]s`)
-	policy.Register("useTool", "Use the %s tool instead: it can do this here.", "Используйте инструмент %s: он может сделать это здесь.")
-	policy.Register("unknownReadNoWall",
-		`read a path that is only known when the command runs (in %[1]q): without the OS wall around bash such a path could be any file on the machine, so it is refused. Write the path out literally, or use the read, list and search tools.`,
-		`прочитать путь, известный только при выполнении (в %[1]q), нельзя: без защитной стенки ОС вокруг bash это может быть любой файл на машине. Напишите путь явно или используйте инструменты read, list и search.`)
 }
 
 // BashRule judges calls that carry BashCall facts, before the zones: it
@@ -88,17 +73,17 @@ func checkBash(c *policy.ToolCall, allow []string) *policy.Deny {
 
 // bashEffectDeny is the bash rule's own judgement of one effect.
 func bashEffectDeny(c *policy.ToolCall, e *policy.Effect, allow []string) *policy.Deny {
-	deny := func(key string, args ...any) *policy.Deny {
-		return &policy.Deny{Effect: e, Reason: policy.Phrase(c.Lang, key, args...)}
+	deny := func(m say.Message) *policy.Deny {
+		return &policy.Deny{Effect: e, Reason: m.Text(c.Lang)}
 	}
 	part, _ := e.Fact.(BashPart)
 	switch e.Op {
 	case zones.OpExec:
 		if !e.Confined {
-			return deny("exec", e.Cause, part.Why)
+			return deny(say.ExecRefused{Program: e.Cause, Why: part.Why})
 		}
 		if prog := execProgram(part.Command, e.Cause); len(allow) > 0 && !slices.Contains(allow, prog) {
-			return deny("execNotAllowed", prog, strings.Join(allow, ", "))
+			return deny(say.ExecNotAllowed{Program: prog, Allowed: allow})
 		}
 	case zones.OpRead:
 		if e.Unknown && !e.Confined {
@@ -107,7 +92,7 @@ func bashEffectDeny(c *policy.ToolCall, e *policy.Effect, allow []string) *polic
 			// /proc/<pid>/environ, a key in its home. So it is refused, and
 			// the model is told to write the path out (stricter than read
 			// on the whole vault, which would let a guessed pid through).
-			return deny("unknownReadNoWall", e.Cause)
+			return deny(say.UnknownRead{Command: e.Cause})
 		}
 	case zones.OpDelete, zones.OpMoveOut, zones.OpModify:
 		if e.Op == zones.OpModify && !part.ByRename {
@@ -119,13 +104,15 @@ func bashEffectDeny(c *policy.ToolCall, e *policy.Effect, allow []string) *polic
 		if e.Op == zones.OpDelete && !e.Zone.Allows(zones.OpModify) {
 			return nil // protected or create: the zone reason says it all
 		}
-		hint := policy.Where(c.Lang, c.Zones, zones.OpDelete) // deleting: only a write zone can
-		if e.Op != zones.OpDelete {
-			// an edit zone lets the file tools move and edit, by checked
-			// operations rather than a shell's rename
-			hint = policy.Phrase(c.Lang, "useTool", map[zones.Op]string{zones.OpMoveOut: "move", zones.OpModify: "edit"}[e.Op])
+		if e.Op == zones.OpDelete {
+			// deleting: only a write zone can
+			return deny(say.BashRemove{Path: e.Path.String(), Command: part.Command, Zone: e.Zone,
+				Where: policy.Where(c.Zones, zones.OpDelete)})
 		}
-		return deny("bashRename", policy.OpPhrase(c.Lang, e.Op), e.Path, part.Command, e.Zone, hint)
+		// an edit zone lets the file tools move and edit, by checked
+		// operations rather than a shell's rename
+		tool := map[zones.Op]string{zones.OpMoveOut: "move", zones.OpModify: "edit"}[e.Op]
+		return deny(say.BashRename{Op: e.Op, Path: e.Path.String(), Command: part.Command, Zone: e.Zone, Tool: tool})
 	}
 	return nil
 }

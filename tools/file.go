@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -31,66 +32,67 @@ const (
 	tempPrefix = ".vaultgate-tmp-"
 )
 
-func fileTools() []Tool {
-	pathParam := Param{Name: "path", Type: "string", Required: true, Description: "Path of the file, relative to the vault root (or absolute inside the vault)."}
+// fileTools are the vault's file tools, documented in l.
+func fileTools(l say.Lang) []Tool {
+	pathParam := Param{Name: "path", Type: "string", Required: true, Description: say.PathParamDoc.Text(l)}
 	return []Tool{
 		{
-			Name: "read", Title: "Read a note", ReadOnly: true, Idempotent: true,
-			Description: "Read a text file in the vault. Without offset and limit it returns the file's text exactly. Reading a file is also what allows a later write or edit of it.",
+			Name: "read", Title: say.ReadTitle.Text(l), ReadOnly: true, Idempotent: true,
+			Description: say.ReadDoc.Text(l),
 			Params: []Param{pathParam,
-				{Name: "offset", Type: "integer", Description: "First line to return, 1-based."},
-				{Name: "limit", Type: "integer", Description: "How many lines to return."}},
+				{Name: "offset", Type: "integer", Description: say.ReadOffsetDoc.Text(l)},
+				{Name: "limit", Type: "integer", Description: say.ReadLimitDoc.Text(l)}},
 			plan: planRead,
 		},
 		{
-			Name: "write", Title: "Write a note", Destructive: true, Idempotent: true,
-			Description: "Create a file, or replace an existing file's whole content (read it first). Missing parent folders are created. The write is atomic: the file is either the old one or the new one, never half of one.",
+			Name: "write", Title: say.WriteTitle.Text(l), Destructive: true, Idempotent: true,
+			Description: say.WriteDoc.Text(l),
 			Params: []Param{pathParam,
-				{Name: "content", Type: "string", Required: true, Description: "The file's full new content."}},
+				{Name: "content", Type: "string", Required: true, Description: say.WriteContentDoc.Text(l)}},
 			plan: planWrite,
 		},
 		{
-			Name: "edit", Title: "Edit a note", Destructive: true,
-			Description: "Replace old_string with new_string in an existing file (read it first). old_string must occur exactly once, unless replace_all is set.",
+			Name: "edit", Title: say.EditTitle.Text(l), Destructive: true,
+			Description: say.EditDoc.Text(l),
 			Params: []Param{pathParam,
-				{Name: "old_string", Type: "string", Required: true, Description: "The exact text to replace, whitespace included."},
-				{Name: "new_string", Type: "string", Required: true, Description: "The text to put in its place."},
-				{Name: "replace_all", Type: "boolean", Description: "Replace every occurrence instead of exactly one."}},
+				{Name: "old_string", Type: "string", Required: true, Description: say.EditOldDoc.Text(l)},
+				{Name: "new_string", Type: "string", Required: true, Description: say.EditNewDoc.Text(l)},
+				{Name: "replace_all", Type: "boolean", Description: say.EditReplaceAllDoc.Text(l)}},
 			plan: planEdit,
 		},
 		{
-			Name: "move", Title: "Move or rename", Destructive: true,
-			Description: "Move or rename a file or folder. Give the full destination path, including the name. It never merges or replaces folders; with overwrite it may replace an existing file.",
+			Name: "move", Title: say.MoveTitle.Text(l), Destructive: true,
+			Description: say.MoveDoc.Text(l),
 			Params: []Param{
-				{Name: "source", Type: "string", Required: true, Description: "What to move."},
-				{Name: "destination", Type: "string", Required: true, Description: "The full new path."},
-				{Name: "overwrite", Type: "boolean", Description: "Replace an existing file at the destination."}},
+				{Name: "source", Type: "string", Required: true, Description: say.MoveSourceDoc.Text(l)},
+				{Name: "destination", Type: "string", Required: true, Description: say.MoveDestDoc.Text(l)},
+				{Name: "overwrite", Type: "boolean", Description: say.MoveOverwriteDoc.Text(l)}},
 			plan: planMove,
 		},
 		{
-			Name: "delete", Title: "Delete", Destructive: true, Idempotent: true,
-			Description: "Delete a file, an empty folder, or (with recursive) a folder with everything inside. Allowed only in write zones.",
+			Name: "delete", Title: say.DeleteTitle.Text(l), Destructive: true, Idempotent: true,
+			Description: say.DeleteDoc.Text(l),
 			Params: []Param{pathParam,
-				{Name: "recursive", Type: "boolean", Description: "Delete a folder with everything inside it."}},
+				{Name: "recursive", Type: "boolean", Description: say.DeleteRecursiveDoc.Text(l)}},
 			plan: planDelete,
 		},
 		{
-			Name: "list", Title: "List a folder", ReadOnly: true, Idempotent: true,
-			Description: "List a folder of the vault with each entry's zone (what may be done there). Hidden paths are not shown.",
+			Name: "list", Title: say.ListTitle.Text(l), ReadOnly: true, Idempotent: true,
+			Description: say.ListDoc.Text(l),
 			Params: []Param{
-				{Name: "path", Type: "string", Description: "Folder to list; the vault root by default."},
-				{Name: "depth", Type: "integer", Description: "How many levels deep to go (1 = the folder's own entries; at most 10)."}},
+				{Name: "path", Type: "string", Description: say.ListPathDoc.Text(l)},
+				{Name: "depth", Type: "integer", Description: say.ListDepthDoc{Max: maxListDepth}.Text(l)}},
 			plan: planList,
 		},
 		{
-			Name: "search", Title: "Search notes", ReadOnly: true, Idempotent: true,
-			Description: "Search text files for a string (or a regular expression), returning path:line: text for each match. Binary files and hidden paths are skipped.",
+			Name: "search", Title: say.SearchTitle.Text(l), ReadOnly: true, Idempotent: true,
+			Description: say.SearchDoc.Text(l),
 			Params: []Param{
-				{Name: "query", Type: "string", Required: true, Description: "The text to find (case-sensitive), or a Go regular expression when regex is set."},
-				{Name: "path", Type: "string", Description: "Folder (or file) to search; the vault root by default."},
-				{Name: "regex", Type: "boolean", Description: "Treat query as a regular expression (RE2 syntax; (?i) for case-insensitive)."},
-				{Name: "glob", Type: "string", Description: "Only files whose name (or, if it has a /, whose path) matches this pattern, e.g. *.md."},
-				{Name: "max_results", Type: "integer", Description: "Stop after this many matches (default 100, at most 1000)."}},
+				{Name: "query", Type: "string", Required: true, Description: say.SearchQueryDoc.Text(l)},
+				{Name: "path", Type: "string", Description: say.SearchPathDoc.Text(l)},
+				{Name: "regex", Type: "boolean", Description: say.SearchRegexDoc.Text(l)},
+				{Name: "glob", Type: "string", Description: say.SearchGlobDoc.Text(l)},
+				{Name: "max_results", Type: "integer", Description: say.SearchMaxDoc{Default: defaultResults, Max: maxResults}.Text(l)}},
 			plan: planSearch,
 		},
 	}
@@ -192,8 +194,11 @@ func planRead(s *Set, a args) (*Plan, error) {
 	}
 	real := e.Path
 	offset, limit := a.integer("offset", 0), a.integer("limit", 0)
-	if offset < 0 || limit < 0 {
-		return nil, &ArgError{Tool: "read", Arg: "offset", Problem: "and limit must not be negative"}
+	if offset < 0 {
+		return nil, a.bad("offset", say.ArgNegative{})
+	}
+	if limit < 0 {
+		return nil, a.bad("limit", say.ArgNegative{})
 	}
 	return &Plan{
 		Effects: []policy.Effect{e},
@@ -205,7 +210,7 @@ func planRead(s *Set, a args) (*Plan, error) {
 
 func (s *Set) runRead(at zones.Path, offset, limit int, partial bool) (*Result, error) {
 	if at.Outside() {
-		return nil, s.fail("outsideVault", at)
+		return nil, s.fail(say.OutsideVault{Path: at.String()})
 	}
 	rel := at.String()
 	f, err := s.Vault.Fs.Open(rel)
@@ -218,13 +223,13 @@ func (s *Set) runRead(at zones.Path, offset, limit int, partial bool) (*Result, 
 		return nil, err
 	}
 	if fi.IsDir() {
-		return nil, s.fail("isFolder", rel)
+		return nil, s.fail(say.IsFolder{Path: rel})
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, s.fail("notRegular", rel)
+		return nil, s.fail(say.NotRegular{Path: rel})
 	}
 	if !partial && fi.Size() > maxReadWhole {
-		return nil, s.fail("tooBig", rel, fi.Size(), maxReadWhole)
+		return nil, s.fail(say.TooBig{Path: rel, Size: fi.Size(), Max: maxReadWhole})
 	}
 	var data []byte
 	if partial {
@@ -236,7 +241,7 @@ func (s *Set) runRead(at zones.Path, offset, limit int, partial bool) (*Result, 
 		return nil, err
 	}
 	if !isText(data) {
-		return nil, s.fail("notText", rel, fi.Size())
+		return nil, s.fail(say.NotText{Path: rel, Size: fi.Size()})
 	}
 	if s.State != nil {
 		policy.MarkRead(s.State, rel, fi.Size(), fi.ModTime())
@@ -314,12 +319,12 @@ func planWrite(s *Set, a args) (*Plan, error) {
 		Effects: effects,
 		Run: func(context.Context) (*Result, error) {
 			if st.dir {
-				return nil, s.fail("isFolder", rel)
+				return nil, s.fail(say.IsFolder{Path: rel.String()})
 			}
 			if err := s.atomicWrite(rel.String(), []byte(content), st); err != nil {
 				return nil, err
 			}
-			return &Result{Text: s.say("wrote", len(content), rel)}, nil
+			return &Result{Text: s.say(say.Wrote{Bytes: len(content), Path: rel.String()})}, nil
 		},
 	}, nil
 }
@@ -331,10 +336,10 @@ func planEdit(s *Set, a args) (*Plan, error) {
 	}
 	oldS, newS, all := a.str("old_string"), a.str("new_string"), a.boolean("replace_all")
 	if oldS == "" {
-		return nil, &ArgError{Tool: "edit", Arg: "old_string", Problem: "must not be empty"}
+		return nil, a.bad("old_string", say.ArgEmpty{})
 	}
 	if oldS == newS {
-		return nil, &ArgError{Tool: "edit", Arg: "new_string", Problem: "is the same as old_string: nothing would change"}
+		return nil, a.bad("new_string", say.ArgSameAs{Other: "old_string"})
 	}
 	e := fileEffect(zones.OpModify, rel, st)
 	e.SymlinkTo = link
@@ -344,31 +349,31 @@ func planEdit(s *Set, a args) (*Plan, error) {
 		Run: func(context.Context) (*Result, error) {
 			switch {
 			case !st.exists:
-				return nil, s.fail("notFound", rel)
+				return nil, s.fail(say.NotFound{Path: rel.String()})
 			case st.dir:
-				return nil, s.fail("isFolder", rel)
+				return nil, s.fail(say.IsFolder{Path: rel.String()})
 			case !st.regular:
-				return nil, s.fail("notRegular", rel)
+				return nil, s.fail(say.NotRegular{Path: rel.String()})
 			}
 			data, err := afero.ReadFile(s.Vault.Fs, rel.String())
 			if err != nil {
 				return nil, s.osFail(rel.String(), err)
 			}
 			if !isText(data) {
-				return nil, s.fail("notText", rel, len(data))
+				return nil, s.fail(say.NotText{Path: rel.String(), Size: int64(len(data))})
 			}
 			text := string(data)
 			n := strings.Count(text, oldS)
 			switch {
 			case n == 0:
-				return nil, s.fail("editNone", rel)
+				return nil, s.fail(say.EditNoMatch{Path: rel.String()})
 			case n > 1 && !all:
-				return nil, s.fail("editMany", rel, n)
+				return nil, s.fail(say.EditManyMatches{Path: rel.String(), Count: n})
 			}
 			if err := s.atomicWrite(rel.String(), []byte(strings.ReplaceAll(text, oldS, newS)), st); err != nil {
 				return nil, err
 			}
-			return &Result{Text: s.say("edited", n, rel)}, nil
+			return &Result{Text: s.say(say.Edited{Count: n, Path: rel.String()})}, nil
 		},
 	}, nil
 }
@@ -402,7 +407,7 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 	// The plan was judged on what was there: if that changed (a file
 	// appeared, vanished, or became a link), the judgement no longer holds.
 	if now.exists != before.exists || now.symlink || (before.exists && !now.regular) {
-		return s.fail("changedMeantime", rel)
+		return s.fail(say.ChangedMeantime{Path: rel})
 	}
 	mode := os.FileMode(0o644)
 	if now.exists {
@@ -508,17 +513,17 @@ func planMove(s *Set, a args) (*Plan, error) {
 		Run: func(context.Context) (*Result, error) {
 			switch {
 			case !sst.exists:
-				return nil, s.fail("notFound", src)
+				return nil, s.fail(say.NotFound{Path: src.String()})
 			case src == dst:
-				return nil, s.fail("samePath", src)
+				return nil, s.fail(say.SamePath{Path: src.String()})
 			case sst.dir && dst.Within(src):
-				return nil, s.fail("moveIntoSelf", src)
+				return nil, s.fail(say.MoveIntoSelf{Path: src.String()})
 			case dstat.dir:
-				return nil, s.fail("destFolder", dst)
+				return nil, s.fail(say.DestFolder{Path: dst.String()})
 			case dstat.exists && !overwrite:
-				return nil, s.fail("destExists", dst)
+				return nil, s.fail(say.DestExists{Path: dst.String()})
 			case dstat.exists && sst.dir:
-				return nil, s.fail("overwriteDir", src)
+				return nil, s.fail(say.OverwriteFolder{Path: src.String()})
 			}
 			if dir := dst.Parent(); !dir.IsRoot() {
 				if err := s.Vault.Fs.MkdirAll(dir.String(), 0o755); err != nil {
@@ -530,7 +535,7 @@ func planMove(s *Set, a args) (*Plan, error) {
 				return nil, err
 			}
 			if now.exists != dstat.exists {
-				return nil, s.fail("changedMeantime", dst)
+				return nil, s.fail(say.ChangedMeantime{Path: dst.String()})
 			}
 			// Judged as a create: where the Fs can, the rename itself
 			// refuses to replace what appeared meanwhile.
@@ -540,7 +545,7 @@ func planMove(s *Set, a args) (*Plan, error) {
 			}
 			if err := rename(src.String(), dst.String()); err != nil {
 				if !dstat.exists && errors.Is(err, fs.ErrExist) {
-					return nil, s.fail("destExists", dst)
+					return nil, s.fail(say.DestExists{Path: dst.String()})
 				}
 				return nil, s.osFail(src.String(), err)
 			}
@@ -549,7 +554,7 @@ func planMove(s *Set, a args) (*Plan, error) {
 				policy.Forget(s.State, src.String())
 				policy.Forget(s.State, dst.String())
 			}
-			return &Result{Text: s.say("moved", src, dst)}, nil
+			return &Result{Text: s.say(say.Moved{From: src.String(), To: dst.String()})}, nil
 		},
 	}, nil
 }
@@ -582,12 +587,12 @@ func planDelete(s *Set, a args) (*Plan, error) {
 		Effects: effects,
 		Run: func(context.Context) (*Result, error) {
 			if !st.exists {
-				return nil, s.fail("notFound", rel)
+				return nil, s.fail(say.NotFound{Path: rel.String()})
 			}
 			fsys, name := s.Vault.Fs, rel.String()
 			if st.dir && !recursive {
 				if names, err := readDirNames(fsys, name, 1); err == nil && len(names) > 0 {
-					return nil, s.fail("notEmpty", rel)
+					return nil, s.fail(say.FolderNotEmpty{Path: rel.String()})
 				}
 			}
 			var err error
@@ -603,7 +608,7 @@ func planDelete(s *Set, a args) (*Plan, error) {
 			if s.State != nil {
 				policy.Forget(s.State, name)
 			}
-			return &Result{Text: s.say("deleted", rel)}, nil
+			return &Result{Text: s.say(say.Deleted{Path: rel.String()})}, nil
 		},
 	}, nil
 }
@@ -625,7 +630,7 @@ func (s *Set) subtreeEffects(root zones.Path, op zones.Op) ([]policy.Effect, err
 		}
 		for _, name := range names {
 			if count++; count > maxWalk {
-				return s.fail("tooManyEntries", root, maxWalk)
+				return s.fail(say.TooManyEntries{Path: root.String(), Max: maxWalk})
 			}
 			p := path.Join(disk, name)
 			child, err := at.Child(name)
@@ -666,15 +671,15 @@ func (s *Set) osFail(rel string, err error) error {
 	case errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EXDEV):
 		// the no-follow walk met a link where the plan saw none: a swap
 		// between the check and the deed
-		return s.fail("changedMeantime", rel)
+		return s.fail(say.ChangedMeantime{Path: rel})
 	case errors.Is(err, fs.ErrNotExist):
-		return s.fail("notFound", rel)
+		return s.fail(say.NotFound{Path: rel})
 	case errors.Is(err, syscall.ENOTDIR):
-		return s.fail("notFolder", path.Dir(rel))
+		return s.fail(say.NotFolder{Path: path.Dir(rel)})
 	case errors.Is(err, syscall.EISDIR):
-		return s.fail("isFolder", rel)
+		return s.fail(say.IsFolder{Path: rel})
 	case errors.Is(err, syscall.ENOTEMPTY):
-		return s.fail("notEmpty", rel)
+		return s.fail(say.FolderNotEmpty{Path: rel})
 	}
 	return err
 }

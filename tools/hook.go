@@ -8,6 +8,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -80,7 +81,7 @@ func (s *Set) hookPath(a args, name string) (zones.Path, error) {
 	if raw != "" && !path.IsAbs(raw) && s.Hook.Cwd != "" {
 		raw = path.Join(s.Hook.Cwd, raw)
 	}
-	return s.path(args{tool: a.tool, m: map[string]any{name: raw}}, name)
+	return s.path(args{tool: a.tool, m: map[string]any{name: raw}, lang: a.lang}, name)
 }
 
 // hookSeen plans a read of the file in field where it really leads; its run
@@ -166,7 +167,7 @@ func hookFind(s *Set, a args) (*Plan, error) {
 			}
 		}
 	}
-	p, err := s.hookPath(args{tool: a.tool, m: map[string]any{"path": root}}, "path")
+	p, err := s.hookPath(args{tool: a.tool, m: map[string]any{"path": root}, lang: a.lang}, "path")
 	if err != nil {
 		return nil, err
 	}
@@ -209,12 +210,6 @@ func planForeign(s *Set, a args) (*Plan, error) {
 	return ranByClaudeCode(&Plan{Facts: ForeignTool{Forwarded: forwarded}, Forwarded: forwarded}), nil
 }
 
-func init() {
-	policy.Register("hook.tool",
-		`%[1]s is not allowed here: vaultgate lets through only the vault's own tools (mcp__%[2]s__*), Claude Code's tools it can check (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash), and those [hook] allow lists. Use the mcp__%[2]s__ tools instead.`,
-		`%[1]s здесь запрещён: vaultgate пропускает только инструменты хранилища (mcp__%[2]s__*), проверяемые инструменты Claude Code (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash) и перечисленные в [hook] allow. Используйте инструменты mcp__%[2]s__.`)
-}
-
 // HookScopeRule decides the hook's calls of foreign tools: the vault
 // server's own pass (the server judges them), those [hook] allow lists
 // pass, and any other is refused. Claude Code's built-ins never reach it:
@@ -226,7 +221,7 @@ func HookScopeRule(h config.Hook) policy.Rule {
 		if !foreign || f.Forwarded || hookAllows(h.Allow, c.Tool) {
 			return nil
 		}
-		return &policy.Deny{Reason: policy.Phrase(c.Lang, "hook.tool", c.Tool, h.ServerName)}
+		return &policy.Deny{Reason: say.HookToolRefused{Tool: c.Tool, Server: h.ServerName}.Text(c.Lang)}
 	}}
 }
 

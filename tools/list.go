@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -40,7 +41,7 @@ func planList(s *Set, a args) (*Plan, error) {
 	}
 	depth := a.integer("depth", 1)
 	if depth < 1 || depth > maxListDepth {
-		return nil, &ArgError{Tool: "list", Arg: "depth", Problem: fmt.Sprintf("must be between 1 and %d", maxListDepth)}
+		return nil, a.bad("depth", say.ArgRange{Min: 1, Max: maxListDepth})
 	}
 	e, err := s.readEffect(p)
 	if err != nil {
@@ -55,17 +56,17 @@ func planList(s *Set, a args) (*Plan, error) {
 
 func (s *Set) runList(root zones.Path, depth int) (*Result, error) {
 	if root.Outside() {
-		return nil, s.fail("outsideVault", root)
+		return nil, s.fail(say.OutsideVault{Path: root.String()})
 	}
 	st, err := s.stat(root)
 	if err != nil {
 		return nil, err
 	}
 	if !st.exists {
-		return nil, s.fail("notFound", root)
+		return nil, s.fail(say.NotFound{Path: root.String()})
 	}
 	if !st.dir {
-		return nil, s.fail("notFolder", root)
+		return nil, s.fail(say.NotFolder{Path: root.String()})
 	}
 	var entries []Entry
 	truncated := false
@@ -121,9 +122,9 @@ func (s *Set) runList(root zones.Path, depth int) (*Result, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  [%s: %s]\n", displayDir(root.String()), s.Zones.Zone(root), policy.ModeAllows(s.Lang, s.Zones.Zone(root)))
+	fmt.Fprintf(&b, "%s  [%s: %s]\n", displayDir(root.String()), s.Zones.Zone(root), s.say(say.ZoneAllows{Mode: s.Zones.Zone(root)}))
 	if len(entries) == 0 {
-		b.WriteString(s.say("emptyFolder", root))
+		b.WriteString(s.say(say.EmptyFolder{Path: root.String()}))
 		b.WriteByte('\n')
 	}
 	for _, e := range entries {
@@ -170,23 +171,23 @@ func planSearch(s *Set, a args) (*Plan, error) {
 	real := e.Path
 	query := a.str("query")
 	if query == "" {
-		return nil, &ArgError{Tool: "search", Arg: "query", Problem: "must not be empty"}
+		return nil, a.bad("query", say.ArgEmpty{})
 	}
 	var re *regexp.Regexp
 	if a.boolean("regex") {
 		if re, err = regexp.Compile(query); err != nil {
-			return nil, &ArgError{Tool: "search", Arg: "query", Problem: "is not a valid regular expression: " + err.Error()}
+			return nil, a.bad("query", say.ArgBadRegex{Problem: err.Error()})
 		}
 	}
 	glob := a.str("glob")
 	if glob != "" {
 		if _, err := path.Match(glob, ""); err != nil {
-			return nil, &ArgError{Tool: "search", Arg: "glob", Problem: "is not a valid pattern"}
+			return nil, a.bad("glob", say.ArgBadPattern{})
 		}
 	}
 	limit := a.integer("max_results", defaultResults)
 	if limit < 1 || limit > maxResults {
-		return nil, &ArgError{Tool: "search", Arg: "max_results", Problem: fmt.Sprintf("must be between 1 and %d", maxResults)}
+		return nil, a.bad("max_results", say.ArgRange{Min: 1, Max: maxResults})
 	}
 	q := []byte(query)
 	match := func(line []byte) bool { return bytes.Contains(line, q) }
@@ -203,14 +204,14 @@ func planSearch(s *Set, a args) (*Plan, error) {
 
 func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, match func([]byte) bool, limit int) (*Result, error) {
 	if root.Outside() {
-		return nil, s.fail("outsideVault", root)
+		return nil, s.fail(say.OutsideVault{Path: root.String()})
 	}
 	st, err := s.stat(root)
 	if err != nil {
 		return nil, err
 	}
 	if !st.exists {
-		return nil, s.fail("notFound", root)
+		return nil, s.fail(say.NotFound{Path: root.String()})
 	}
 	var matches []Match
 	full := false
@@ -297,11 +298,11 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, match
 		return nil, err
 	}
 	if len(matches) == 0 {
-		b.WriteString(s.say("noMatches"))
+		b.WriteString(s.say(say.NoMatches{}))
 		b.WriteByte('\n')
 	}
 	if full {
-		b.WriteString(s.say("moreResults", limit))
+		b.WriteString(s.say(say.MoreResults{Max: limit}))
 		b.WriteByte('\n')
 	}
 	return &Result{Text: b.String(), Structured: map[string]any{"matches": matches, "truncated": full}}, nil

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/shell"
 	"github.com/vaultgate/vaultgate/zones"
 )
@@ -44,16 +44,16 @@ type Result struct {
 }
 
 // ArgError is a malformed call: a missing or mistyped argument. Such a call
-// can't be judged at all, and is audited with decision "error".
+// can't be judged at all, and is audited with decision "error". Its text is
+// in Lang, the agent's language.
 type ArgError struct {
-	Tool, Arg, Problem string
+	Tool, Arg string // Arg is "" when the arguments as a whole are wrong
+	Problem   say.ArgProblem
+	Lang      say.Lang
 }
 
 func (e *ArgError) Error() string {
-	if e.Arg == "" {
-		return fmt.Sprintf("%s: %s", e.Tool, e.Problem)
-	}
-	return fmt.Sprintf("%s: argument %q %s", e.Tool, e.Arg, e.Problem)
+	return say.BadArg{Tool: e.Tool, Arg: e.Arg, Problem: e.Problem}.Text(e.Lang)
 }
 
 // Param describes one argument, for the tool's input schema.
@@ -82,7 +82,7 @@ type Tool struct {
 type Set struct {
 	Vault *Vault
 	Zones *zones.Table
-	Lang  string
+	Lang  say.Lang
 	// Session state, for read_before_write bookkeeping after a run.
 	State *policy.State
 	// Bash is the agent's [bash] settings; nil or not enabled: no bash tool.
@@ -98,9 +98,9 @@ func (s *Set) Tools() []Tool {
 	if s.Hook != nil {
 		return hookTools(s.Hook.After)
 	}
-	ts := fileTools()
+	ts := fileTools(s.Lang)
 	if s.Bash != nil && s.Bash.Enabled {
-		ts = append(ts, bashTool(s.Bash))
+		ts = append(ts, bashTool(s.Bash, s.Lang))
 	}
 	return ts
 }
@@ -126,16 +126,28 @@ func Rules(p *config.Policy) []policy.Rule {
 	return []policy.Rule{HookScopeRule(p.Hook), BashRule(p.Bash.Allow)}
 }
 
-// ErrUnknownTool is returned by Plan for a name no tool has.
+// ErrUnknownTool is what an UnknownToolError is (errors.Is).
 var ErrUnknownTool = errors.New("unknown tool")
+
+// UnknownToolError is a call of a name no tool of the set has; its text is
+// in Lang.
+type UnknownToolError struct {
+	Tool string
+	Lang say.Lang
+}
+
+func (e *UnknownToolError) Error() string { return say.UnknownTool{Tool: e.Tool}.Text(e.Lang) }
+
+// Is makes errors.Is(err, ErrUnknownTool) hold.
+func (e *UnknownToolError) Is(target error) bool { return target == ErrUnknownTool }
 
 // Plan reduces a call to effects (with zones) and a runner.
 func (s *Set) Plan(name string, raw map[string]any) (*Plan, error) {
 	t, ok := s.Lookup(name)
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+		return nil, &UnknownToolError{Tool: name, Lang: s.Lang}
 	}
-	a := args{tool: name, m: raw, params: t.Params}
+	a := args{tool: name, m: raw, params: t.Params, lang: s.Lang}
 	if err := a.check(s.Hook != nil); err != nil {
 		return nil, err
 	}
@@ -153,6 +165,12 @@ type args struct {
 	tool   string
 	m      map[string]any
 	params []Param
+	lang   say.Lang // of the argument errors
+}
+
+// bad is the error of argument name having problem p.
+func (a args) bad(name string, p say.ArgProblem) *ArgError {
+	return &ArgError{Tool: a.tool, Arg: name, Problem: p, Lang: a.lang}
 }
 
 // check validates the arguments; lenient skips the unknown-name check
@@ -168,57 +186,58 @@ func (a args) check(lenient bool) error {
 			break
 		}
 		if !slices.ContainsFunc(a.params, func(p Param) bool { return p.Name == k }) {
-			return &ArgError{Tool: a.tool, Arg: k, Problem: "is not an argument of this tool"}
+			return a.bad(k, say.ArgUnknown{})
 		}
 	}
 	for _, p := range a.params {
 		v, ok := a.m[p.Name]
 		if !ok || v == nil {
 			if p.Required {
-				return &ArgError{Tool: a.tool, Arg: p.Name, Problem: "is required"}
+				return a.bad(p.Name, say.ArgRequired{})
 			}
 			continue
 		}
 		switch p.Type {
 		case "string":
 			if _, ok := v.(string); !ok {
-				return &ArgError{Tool: a.tool, Arg: p.Name, Problem: "must be a string"}
+				return a.bad(p.Name, say.ArgNotString{})
 			}
 		case "boolean":
 			if _, ok := v.(bool); !ok {
-				return &ArgError{Tool: a.tool, Arg: p.Name, Problem: "must be true or false"}
+				return a.bad(p.Name, say.ArgNotBool{})
 			}
 		case "integer":
-			if _, err := toInt(v); err != nil {
-				return &ArgError{Tool: a.tool, Arg: p.Name, Problem: err.Error()}
+			if _, ok := toInt(v); !ok {
+				return a.bad(p.Name, say.ArgNotWhole{})
 			}
 		}
 	}
 	return nil
 }
 
-func toInt(v any) (int, error) {
+// toInt reads a whole number that fits an int32; ok is false for anything else.
+func toInt(v any) (n int, ok bool) {
 	var f float64
-	switch n := v.(type) {
+	switch x := v.(type) {
 	case float64:
-		f = n
+		f = x
 	case int:
-		return n, nil
+		return x, true
 	case int64:
-		f = float64(n)
+		f = float64(x)
 	case json.Number:
-		i, err := n.Int64()
+		i, err := x.Int64()
 		if err != nil {
-			return 0, errors.New("must be a whole number")
+			return 0, false
 		}
 		f = float64(i)
 	default:
-		return 0, errors.New("must be a whole number")
+		return 0, false
 	}
 	if f != math.Trunc(f) || f > math.MaxInt32 || f < math.MinInt32 {
-		return 0, errors.New("must be a whole number")
+		return 0, false
 	}
-	return int(f), nil
+	return int(f), true
 }
 
 func (a args) str(name string) string {
@@ -249,7 +268,18 @@ func (s *Set) path(a args, name string) (zones.Path, error) {
 	raw := a.str(name)
 	p, err := zones.Normalize(s.Vault.Root, raw)
 	if err != nil {
-		return zones.Path{}, &ArgError{Tool: a.tool, Arg: name, Problem: err.Error()}
+		return zones.Path{}, a.bad(name, pathProblem(err))
 	}
 	return p, nil
+}
+
+// pathProblem words why zones.Normalize refused a path argument.
+func pathProblem(err error) say.ArgProblem {
+	switch {
+	case errors.Is(err, zones.ErrEmptyPath):
+		return say.ArgEmptyPath{}
+	case errors.Is(err, zones.ErrNULInPath):
+		return say.ArgNUL{}
+	}
+	return say.ArgBadPath{Problem: err.Error()}
 }

@@ -3,17 +3,16 @@ package transport
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"slices"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/tools"
 )
@@ -98,20 +97,16 @@ func mcpTool(t tools.Tool) mcp.Tool {
 	return mcp.NewTool(t.Name, opts...)
 }
 
-// instructions tell the model at initialize where it may do what, so it
-// need not learn the zones by being refused.
+// instructions tell the model at initialize, in its language, where it may
+// do what, so it need not learn the zones by being refused.
 func instructions(p *config.Policy) string {
-	var b strings.Builder
-	b.WriteString("File tools over a notes vault. Paths are relative to the vault root. ")
-	b.WriteString("Every call is checked against zones; a refusal says where the action is allowed. ")
-	b.WriteString("Read a file before you overwrite or edit it.\nZones:\n")
+	var m say.Instructions
 	for _, e := range p.Zones.Entries() {
-		if !e.Mode.Listed() {
-			continue // a hidden zone's name is not the model's business
+		if e.Mode.Listed() { // a hidden zone's name is not the model's business
+			m.Zones = append(m.Zones, say.ZoneLine{Path: e.Path.String(), Mode: e.Mode})
 		}
-		fmt.Fprintf(&b, "- %s: %s (%s)\n", e.Path, e.Mode, policy.ModeAllows("en", e.Mode))
 	}
-	return b.String()
+	return m.Text(p.Lang)
 }
 
 // ServeStdio serves one agent over stdin and stdout until in closes. One

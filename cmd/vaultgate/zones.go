@@ -10,8 +10,8 @@ import (
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
-	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/sandbox"
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -63,7 +63,7 @@ is bound read-only, what is covered, and what Landlock allows where.`,
 
 func printZones(vault string, t *zones.Table, depth int, colour bool) {
 	label := func(m zones.Mode) string {
-		s := fmt.Sprintf("[%s: %s]", m, policy.ModeAllows("en", m))
+		s := fmt.Sprintf("[%s: %s]", m, say.ZoneAllows{Mode: m}.Text(say.English))
 		if colour {
 			return "\x1b[" + m.Colour().ANSI + "m" + s + "\x1b[0m"
 		}
