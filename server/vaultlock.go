@@ -22,17 +22,17 @@ func (g *Gate) lockVault() (unlock func(), err error) {
 	name := filepath.Join(g.cfg.StateDir, "vault-"+hex.EncodeToString(sum[:8])+".lock")
 	if err := os.MkdirAll(g.cfg.StateDir, 0o700); err != nil {
 		g.mutate.Unlock()
-		return nil, fmt.Errorf("the vault lock: %w", err)
+		return nil, err // the caller words it: the vault lock could not be taken
 	}
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		g.mutate.Unlock()
-		return nil, fmt.Errorf("the vault lock: %w", err)
+		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		f.Close()
 		g.mutate.Unlock()
-		return nil, fmt.Errorf("the vault lock: %w", err)
+		return nil, fmt.Errorf("flock %s: %w", name, err)
 	}
 	return func() {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
