@@ -37,6 +37,18 @@ func TestRoundTrip(t *testing.T) {
 			Tool: "bash", Args: map[string]any{"command": "false"}, Decision: "allow", Outcome: "failed",
 			Error: "exit status 1", ExitCode: &code, Wall: []string{"mount", "landlock"}, DurationMS: 12,
 		},
+		{
+			Time: time.Date(2026, 3, 1, 12, 0, 3, 0, time.UTC), ID: "id-4", Session: "s2", Agent: "ops", Via: "http",
+			Tool: "bash", Args: map[string]any{"command": "sed -i s/a/b/ notes/a.md; python3 x.py"}, Decision: "allow", Outcome: "ok",
+			Effects: []Effect{{Op: "modify", Path: "notes/a.md", Zone: "edit"}},
+			Real: []RealEffect{
+				{Op: "modify", Path: "notes/a.md", Zone: "edit",
+					Before: &FileState{Mode: "-rw-r--r--", Size: 2, SHA256: strings.Repeat("a", 64)},
+					After:  &FileState{Mode: "-rw-r--r--", Size: 3, SHA256: strings.Repeat("b", 64)}},
+				{Op: "move-in", Path: "write/x.md", Zone: "write", From: "notes/x.md", After: &FileState{Mode: "-rw-------", Size: 1}, Unpredicted: true, Refused: true},
+			},
+			ExitCode: &code, DurationMS: 30,
+		},
 		{Tool: "nope", Decision: "error", Error: "unknown tool"},
 	}
 	for i := range want {

@@ -78,6 +78,11 @@ func encodeBody(r *Record) ([]byte, error) {
 		slog.String("tool", r.Tool),
 		slog.Any("args", args),
 		slog.Any("effects", effects),
+	)
+	if len(r.Real) > 0 {
+		attrs = append(attrs, slog.Any("real", r.Real)) // absent from other lines, which verify unchanged
+	}
+	attrs = append(attrs,
 		slog.String("decision", r.Decision),
 	)
 	for _, f := range [...]struct{ k, v string }{

@@ -15,28 +15,57 @@ type Effect struct {
 	Zone string `json:"zone"`
 }
 
+// RealEffect is one change a bash call made on its overlay, judged after
+// the command ended: what it did to which path, and the file before and
+// after. Unpredicted marks a change the analysis did not foresee (a
+// program's own writes); Refused, one the rules refused (then nothing of
+// the call was applied).
+type RealEffect struct {
+	Op          string     `json:"op"`
+	Path        string     `json:"path"`
+	Zone        string     `json:"zone"`
+	From        string     `json:"from,omitempty"` // a move-in's or a link's source
+	Before      *FileState `json:"before,omitempty"`
+	After       *FileState `json:"after,omitempty"`
+	Unpredicted bool       `json:"unpredicted,omitempty"`
+	Refused     bool       `json:"refused,omitempty"`
+}
+
+// FileState is what the log keeps of one side of a real change: the
+// file's mode, size and the sha256 of its content (empty for a folder or
+// a symlink), never the content.
+type FileState struct {
+	Mode   string `json:"mode"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
 // Record is one audit line. Writer.Write fills Seq and Prev (and ID and Time
 // when they are empty); the JSON field names are the log's contract.
 type Record struct {
-	Time       time.Time      `json:"time"`
-	ID         string         `json:"id"` // unique per call
-	Session    string         `json:"session"`
-	Agent      string         `json:"agent"`
-	Via        string         `json:"via"`             // stdio | http | hook | check
-	Event      string         `json:"event,omitempty"` // "" the call; EventAfter: the hook's line after Claude Code ran it
-	Tool       string         `json:"tool"`
-	Args       map[string]any `json:"args"` // already redacted by the caller
-	Effects    []Effect       `json:"effects"`
-	Decision   string         `json:"decision"` // allow | deny | error
-	Rule       string         `json:"rule,omitempty"`
-	Reason     string         `json:"reason,omitempty"`
-	Outcome    string         `json:"outcome,omitempty"` // ok | failed
-	Error      string         `json:"error,omitempty"`
-	DurationMS float64        `json:"duration_ms"`
-	ExitCode   *int           `json:"exit_code,omitempty"`
-	Wall       []string       `json:"wall,omitempty"`
-	Seq        int64          `json:"seq"`  // line number in the chain, 1-based, across rotations
-	Prev       string         `json:"prev"` // hex sha256 of the previous line without its newline; "" for the first
+	Time    time.Time      `json:"time"`
+	ID      string         `json:"id"` // unique per call
+	Session string         `json:"session"`
+	Agent   string         `json:"agent"`
+	Via     string         `json:"via"`             // stdio | http | hook | check
+	Event   string         `json:"event,omitempty"` // "" the call; EventAfter: the hook's line after Claude Code ran it
+	Tool    string         `json:"tool"`
+	Args    map[string]any `json:"args"` // already redacted by the caller
+	Effects []Effect       `json:"effects"`
+	// Real is what a bash call on the overlay really changed, beside the
+	// Effects its analysis predicted; absent from other lines and from
+	// lines before it, which verify unchanged.
+	Real       []RealEffect `json:"real,omitempty"`
+	Decision   string       `json:"decision"` // allow | deny | error
+	Rule       string       `json:"rule,omitempty"`
+	Reason     string       `json:"reason,omitempty"`
+	Outcome    string       `json:"outcome,omitempty"` // ok | failed
+	Error      string       `json:"error,omitempty"`
+	DurationMS float64      `json:"duration_ms"`
+	ExitCode   *int         `json:"exit_code,omitempty"`
+	Wall       []string     `json:"wall,omitempty"`
+	Seq        int64        `json:"seq"`  // line number in the chain, 1-based, across rotations
+	Prev       string       `json:"prev"` // hex sha256 of the previous line without its newline; "" for the first
 }
 
 // EventAfter marks the line a hook writes after Claude Code has run a

@@ -54,6 +54,10 @@ type bashFile struct {
 	Env        []string     `toml:"env"`
 	Allow      []string     `toml:"allow"`
 	Secrets    []secretFile `toml:"secrets"`
+	// The caps of what one walled call may change (its overlay's upper
+	// layer): past either, nothing it changed is applied.
+	MaxChangedFiles int  `toml:"max_changed_files"`
+	MaxChangedBytes size `toml:"max_changed_bytes"`
 }
 
 type secretFile struct {
@@ -126,6 +130,10 @@ type Bash struct {
 	Env        []string
 	Allow      []string
 	Secrets    []Secret
+	// MaxChangedFiles and MaxChangedBytes cap what one call on the overlay
+	// may change: entries and bytes of its upper layer.
+	MaxChangedFiles int
+	MaxChangedBytes int64
 }
 
 // Secret is a [[bash.secrets]] entry. The value is read from the server's
@@ -187,6 +195,10 @@ func defaults() file {
 			MaxTimeout: duration(10 * time.Minute),
 			Wall:       WallRequired,
 			Env:        []string{"PATH", "LANG", "LC_ALL", "TZ", "TERM"},
+			// Enough for a script that rewrites a folder of notes, not
+			// for one that empties the vault into the call by mistake.
+			MaxChangedFiles: 1000,
+			MaxChangedBytes: 64 << 20,
 		},
 		Hook: hookFile{ServerName: "vault"},
 		HTTP: tokenFile{TokenEnv: "VAULTGATE_TOKEN"},
@@ -416,6 +428,12 @@ func (c *Config) bash(prefix string, b bashFile) (Bash, error) {
 	if b.MaxTimeout < b.Timeout {
 		return Bash{}, fail("max_timeout", fmt.Errorf("%s is less than timeout %s", time.Duration(b.MaxTimeout), time.Duration(b.Timeout)))
 	}
+	if b.MaxChangedFiles <= 0 {
+		return Bash{}, fail("max_changed_files", fmt.Errorf("%d: must be a positive number of files", b.MaxChangedFiles))
+	}
+	if b.MaxChangedBytes <= 0 {
+		return Bash{}, fail("max_changed_bytes", fmt.Errorf("%d: must be a positive size (e.g. \"64MiB\")", int64(b.MaxChangedBytes)))
+	}
 	for _, e := range b.Env {
 		if !validEnvName(e) {
 			return Bash{}, fail("env", fmt.Errorf("%q is not a variable name", e))
@@ -441,6 +459,7 @@ func (c *Config) bash(prefix string, b bashFile) (Bash, error) {
 	out := Bash{
 		Enabled: b.Enabled, Timeout: time.Duration(b.Timeout), MaxTimeout: time.Duration(b.MaxTimeout),
 		Network: b.Network, Wall: b.Wall, RunAs: b.RunAs, Env: b.Env, Allow: b.Allow,
+		MaxChangedFiles: b.MaxChangedFiles, MaxChangedBytes: int64(b.MaxChangedBytes),
 	}
 	for i, s := range b.Secrets {
 		key := fmt.Sprintf("secrets[%d]", i)

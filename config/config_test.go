@@ -36,6 +36,9 @@ func TestSampleConfig(t *testing.T) {
 	if p.Bash.Timeout != 2*time.Minute || p.Bash.MaxTimeout != 10*time.Minute {
 		t.Errorf("bash timeouts = %v, %v", p.Bash.Timeout, p.Bash.MaxTimeout)
 	}
+	if p.Bash.MaxChangedFiles != 1000 || p.Bash.MaxChangedBytes != 64<<20 {
+		t.Errorf("bash change caps = %d files, %d bytes; want the defaults", p.Bash.MaxChangedFiles, p.Bash.MaxChangedBytes)
+	}
 	if !strings.HasSuffix(c.Vault, "testdata/vault") || !filepath.IsAbs(c.AuditPath) {
 		t.Errorf("vault %q, audit %q", c.Vault, c.AuditPath)
 	}
@@ -71,6 +74,9 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{`vault = "vault"` + "\n[bash]\nwall = \"maybe\"", "bash.wall", "must be"},
 		{`vault = "vault"` + "\n[bash]\ntimeout = \"20m\"", "bash.max_timeout", "less than"},
 		{`vault = "vault"` + "\n[audit]\nmax_size = \"lots\"", "", "bad size"},
+		{`vault = "vault"` + "\n[bash]\nmax_changed_files = 0", "bash.max_changed_files", "positive"},
+		{`vault = "vault"` + "\n[bash]\nmax_changed_bytes = \"0B\"", "bash.max_changed_bytes", "positive"},
+		{`vault = "vault"` + "\n[agents.bot]\ntoken_env = \"T\"\n[agents.bot.bash]\nmax_changed_files = -3", "agents.bot.bash.max_changed_files", "positive"},
 		{`vault = "vault"` + "\n[audit]\nmax_size = \"10 parsecs\"", "", "unknown unit"},
 		{`vault = "vault"` + "\ncase_sensitive = \"maybe\"", "", "auto"},
 		{`vault = "vault"` + "\n[[bash.secrets]]\nname = \"T\"\nfrom_env = \"X\"", "bash.secrets[0].commands", "name the programs"},
@@ -90,6 +96,16 @@ func TestErrorsNameTheKey(t *testing.T) {
 		if !strings.Contains(ce.Key, c.key) || !strings.Contains(err.Error(), c.text) {
 			t.Errorf("%q: got key %q, %q; want key containing %q and text %q", c.body, ce.Key, err, c.key, c.text)
 		}
+	}
+}
+
+func TestChangeCaps(t *testing.T) {
+	c, err := Load(writeConfig(t, "vault = \"vault\"\n[bash]\nmax_changed_files = 20\nmax_changed_bytes = \"2MiB\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := c.Policy(DefaultAgent).Bash; b.MaxChangedFiles != 20 || b.MaxChangedBytes != 2<<20 {
+		t.Errorf("caps = %d files, %d bytes; want 20 and 2 MiB", b.MaxChangedFiles, b.MaxChangedBytes)
 	}
 }
 

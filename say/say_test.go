@@ -61,6 +61,13 @@ var samples = []Message{
 	WhyUnknownOption, WhyProgramOption, WhyDynamicArithmetic, WhyDangerousEnv, WhySedScript,
 	WhyDynamicExpansion, WhyDynamicArgument, WhyUnexplained,
 	BashResult{ExitCode: 7, TimedOut: true, Timeout: 30 * time.Second, Stdout: "out-line", Stderr: "err-line"},
+	BashNotApplied{Refusals: []string{"first-refusal", "second-refusal"}},
+	BashConflict{Path: "notes/synced.md"},
+	BashOverLimit{Key: "max_changed_files", Limit: 1000},
+	BashUnfinished{},
+	BashChangesUnread{Problem: "upper layer unreadable"},
+	BashCommitFailed{Problem: "no space left"},
+	SpecialFile{Path: "notes/fifo"},
 
 	NotFound{Path: "a/missing.md"},
 	IsFolder{Path: "a/dir"},
