@@ -95,12 +95,12 @@ func validate(changes []Change, id string) error {
 			if c.After == nil || c.Before != nil {
 				return bad("a create needs the new state only")
 			}
-			if kind(c.After.Mode) == 0 || c.Dir != c.After.Mode.IsDir() {
+			if entryKind(c.After.Mode) == 0 || c.Dir != c.After.Mode.IsDir() {
 				return bad("a create makes a file, a folder or a symlink")
 			}
 		case Modify:
-			if c.After == nil || c.Before == nil || kind(c.After.Mode) == 0 ||
-				kind(c.After.Mode) != kind(c.Before.Mode) || c.Dir != c.After.Mode.IsDir() {
+			if c.After == nil || c.Before == nil || entryKind(c.After.Mode) == 0 ||
+				entryKind(c.After.Mode) != entryKind(c.Before.Mode) || c.Dir != c.After.Mode.IsDir() {
 				return bad("a modify keeps the kind of file")
 			}
 		case Delete:
@@ -124,8 +124,8 @@ func validate(changes []Change, id string) error {
 	return nil
 }
 
-// kind is the type bits of m if Commit can make that kind, else 0.
-func kind(m fs.FileMode) fs.FileMode {
+// entryKind is the type bits of m if Commit can make that kind, else 0.
+func entryKind(m fs.FileMode) fs.FileMode {
 	switch t := m.Type(); t {
 	case 0:
 		return 1 // a regular file has no type bit
