@@ -115,7 +115,9 @@ func JudgeEffect(c *ToolCall, e *Effect) *Deny {
 			return deny(say.ZoneRoot{Op: e.Op, Path: path})
 		}
 	}
-	if e.Subtree {
+	// A read of a whole folder that the OS wall confines can't reach a
+	// zone inside it that may not be read: the wall has covered it.
+	if e.Subtree && !(e.Confined && op == zones.OpRead) {
 		for _, in := range t.Within(e.Path) {
 			if !in.Mode.Allows(op) {
 				if !in.Mode.Listed() {

@@ -61,6 +61,10 @@ type Result struct {
 	Stdout   string // masked; capped as MaxOutput says
 	Stderr   string
 	TimedOut bool
+	// Signal is the signal that ended bash itself (0 when it exited): a
+	// call killed from outside (the OOM killer, a limit), whose changes
+	// must not be taken as its work.
+	Signal int
 	// Truncated is true when either stream was cut; StdoutCut and StderrCut
 	// are how many bytes each lost.
 	Truncated            bool

@@ -124,6 +124,11 @@ func run(ctx context.Context, c *call) (Result, error) {
 	res.Stderr, res.StderrCut = stderr.text(c.secrets)
 	res.Truncated = res.StdoutCut > 0 || res.StderrCut > 0
 	res.ExitCode = exitCode(cmd.ProcessState)
+	if ps := cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = int(ws.Signal())
+		}
+	}
 	switch {
 	case cancelled:
 		res.ExitCode = -1

@@ -15,6 +15,7 @@ import (
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/tools"
+	"github.com/vaultgate/vaultgate/txn"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -129,6 +130,14 @@ func (g *Gate) ToolSet(c Caller) *tools.Set {
 	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang, Bash: &c.Policy.Bash, Hook: c.Hook}
 	if c.Session != nil {
 		s.State = c.Session.State
+	}
+	// What a call really did (bash on the overlay) is judged by the same
+	// chain as what it was predicted to do: the zones and a library
+	// user's rules alike.
+	chain := g.Chain(c.Policy)
+	s.Judge = func(call *policy.ToolCall) *policy.Deny {
+		call.Session, call.Via, call.Zones, call.Lang = c.Session, c.Via, c.Policy.Zones, c.Policy.Lang
+		return chain.Judge(call)
 	}
 	return s
 }
@@ -251,6 +260,11 @@ func (g *Gate) record(c Caller, o *Outcome, args map[string]any, d time.Duration
 	for _, e := range o.Effects {
 		r.Effects = append(r.Effects, auditEffect(e))
 	}
+	if o.Result != nil {
+		for _, e := range o.Result.Real {
+			r.Real = append(r.Real, realEffect(e))
+		}
+	}
 	switch {
 	case o.Deny != nil:
 		r.Rule, r.Reason = o.Deny.Rule, o.Deny.Reason
@@ -264,6 +278,13 @@ func (g *Gate) record(c Caller, o *Outcome, args map[string]any, d time.Duration
 			r.Outcome = "failed"
 		}
 		r.ExitCode, r.Wall = o.Result.ExitCode, o.Result.Wall
+		if o.Result.NotApplied != "" {
+			// the command ran; none of its changes reached the vault
+			r.Outcome, r.Error = "failed", o.Result.NotApplied
+			if d := o.Result.Refused; d != nil {
+				r.Rule = d.Rule
+			}
+		}
 	}
 	return r
 }
@@ -287,6 +308,29 @@ func auditEffect(e policy.Effect) audit.Effect {
 		a.Path += "/**"
 	}
 	return a
+}
+
+// realEffect is what the log keeps of a real effect: never the content,
+// only its size and hash on either side.
+func realEffect(e tools.RealEffect) audit.RealEffect {
+	a := audit.RealEffect{
+		Op: e.Op.String(), Path: e.Path.String(), Zone: e.Zone.String(), From: e.Source.String(),
+		Before: fileState(e.Before), After: fileState(e.After), Unpredicted: e.Unpredicted, Refused: e.Refused,
+	}
+	if e.Unknown {
+		a.Zone = ""
+	}
+	if e.Subtree {
+		a.Path += "/**"
+	}
+	return a
+}
+
+func fileState(s *txn.State) *audit.FileState {
+	if s == nil {
+		return nil
+	}
+	return &audit.FileState{Mode: s.Mode.String(), Size: s.Size, SHA256: s.SHA256}
 }
 
 // bodyArgs are arguments whose values are file content: the log keeps only

@@ -1,11 +1,15 @@
 package server
 
 import (
+	"cmp"
+	"fmt"
+	"io"
 	"os"
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/tools"
+	"github.com/vaultgate/vaultgate/txn"
 )
 
 // OpenOptions say how Open opens a vault.
@@ -15,6 +19,9 @@ type OpenOptions struct {
 	Dry bool
 	// WallHelper is the OS wall's helper binary (tools.Vault.WallHelper).
 	WallHelper string
+	// Log receives what the start-up did that a person should know (the
+	// commits it finished); nil is os.Stderr.
+	Log io.Writer
 }
 
 // Open opens cfg's vault as every vaultgate binary serves it: its file
@@ -33,14 +40,48 @@ func Open(cfg *config.Config, opt OpenOptions) (g *Gate, closeAll func(), err er
 			return nil, nil, err
 		}
 	}
-	vault := &tools.Vault{Root: cfg.Vault, Fs: rfs, WallHelper: opt.WallHelper}
+	vault := &tools.Vault{Root: cfg.Vault, Fs: rfs, WallHelper: opt.WallHelper, StateDir: VaultStateDir(cfg)}
 	g = NewGate(cfg, vault, Options{Audit: w})
-	return g, func() {
+	closeAll = func() {
 		if w != nil {
 			w.Close()
 		}
 		rfs.Close()
-	}, nil
+	}
+	if !opt.Dry {
+		if err := g.sweep(cmp.Or[io.Writer](opt.Log, os.Stderr)); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+	}
+	return g, closeAll, nil
+}
+
+// sweep finishes the bash commits a crash cut short and removes the
+// layers of calls that never reached their commit, under the vault's
+// lock (no call of another server is between its run and its commit),
+// and tells log what it did, if anything.
+func (g *Gate) sweep(log io.Writer) error {
+	if g.vault.StateDir == "" {
+		return nil
+	}
+	unlock, err := g.lockVault()
+	if err != nil {
+		return fmt.Errorf("vault lock: %w", err)
+	}
+	defer unlock()
+	rep, err := txn.Sweep(g.vault.StateDir, g.vault.Fs)
+	if err != nil {
+		return err
+	}
+	if rep.Finished > 0 || rep.Removed > 0 {
+		fmt.Fprintf(log, "vaultgate: start-up: finished %d bash commit(s) a stop had cut short, removed %d abandoned call layer(s) (%s)\n",
+			rep.Finished, rep.Removed, g.vault.StateDir)
+	}
+	for _, f := range rep.Failed {
+		fmt.Fprintf(log, "vaultgate: start-up: kept %s\n", f)
+	}
+	return nil
 }
 
 // SecretValues are the values of every agent's configured secrets, which

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/vaultgate/vaultgate/config"
 )
 
 // lockVault serialises calls that change files: within this process by a
@@ -18,8 +20,7 @@ func (g *Gate) lockVault() (unlock func(), err error) {
 	if g.cfg.StateDir == "" {
 		return g.mutate.Unlock, nil
 	}
-	sum := sha256.Sum256([]byte(g.cfg.Vault))
-	name := filepath.Join(g.cfg.StateDir, "vault-"+hex.EncodeToString(sum[:8])+".lock")
+	name := filepath.Join(g.cfg.StateDir, vaultKey(g.cfg)+".lock")
 	if err := os.MkdirAll(g.cfg.StateDir, 0o700); err != nil {
 		g.mutate.Unlock()
 		return nil, err // the caller words it: the vault lock could not be taken
@@ -39,4 +40,23 @@ func (g *Gate) lockVault() (unlock func(), err error) {
 		f.Close()
 		g.mutate.Unlock()
 	}, nil
+}
+
+// vaultKey names what the state folder holds for this vault alone (its
+// lock, its calls' overlay layers): servers of other vaults may share
+// the folder.
+func vaultKey(cfg *config.Config) string {
+	sum := sha256.Sum256([]byte(cfg.Vault))
+	return "vault-" + hex.EncodeToString(sum[:8])
+}
+
+// VaultStateDir is the folder of the state folder for this vault's bash
+// transactions: their overlay layers and commit journals. A server
+// sweeps only its own vault's, so it can never finish another vault's
+// commit into this one.
+func VaultStateDir(cfg *config.Config) string {
+	if cfg.StateDir == "" {
+		return ""
+	}
+	return filepath.Join(cfg.StateDir, vaultKey(cfg))
 }

@@ -75,6 +75,10 @@ func planBash(s *Set, a args) (*Plan, error) {
 		wall.Zones = s.Zones
 		confine(plan.Effects)
 	}
+	// On the overlay what the command really changes is judged before it
+	// reaches the vault (see bashtxn.go).
+	overlay := wall != nil && wall.Layers.Overlay
+	plan.Facts = BashCall{Overlay: overlay}
 	if wallErr != nil {
 		plan.Facts = BashCall{Refusal: &policy.Deny{Rule: "bash", Reason: s.say(say.BashWallRequired{Problem: wallErr.Error()})}}
 	}
@@ -85,6 +89,14 @@ func planBash(s *Set, a args) (*Plan, error) {
 		}
 	}
 	plan.Run = func(ctx context.Context) (*Result, error) {
+		callWall := wall
+		var tx *bashTxn
+		if overlay {
+			var err error
+			if callWall, tx, err = s.beginBash(wall); err != nil {
+				return nil, err
+			}
+		}
 		res, err := sandbox.Run(ctx, sandbox.Request{
 			Command:  command,
 			Dir:      root,
@@ -93,24 +105,35 @@ func planBash(s *Set, a args) (*Plan, error) {
 			Programs: an.Programs,
 			Secrets:  secrets,
 			Timeout:  timeout,
-			Wall:     wall,
+			Wall:     callWall,
 		})
-		if err != nil && res.Duration == 0 {
+		if err != nil && (res.Duration == 0 || tx != nil) {
+			// Cut short (the call's context ended): nothing of it is applied.
+			if tx != nil {
+				_ = tx.layer.Remove()
+			}
 			return nil, err
 		}
-		return bashResult(res, timeout, s.Lang), nil
+		out := bashResult(res, timeout, s.Lang)
+		if tx == nil {
+			return out, nil
+		}
+		call := &policy.ToolCall{Tool: "bash", Args: a.m}
+		return s.finishBash(tx, res, out, call, plan.Effects), nil
 	}
 	return plan, nil
 }
 
 // confine marks what the OS wall holds to the zones once it is up: the
-// programs of unknown effect it runs, and reads of paths only known when
-// the command runs (the wall hides what no zone lets be read). A write to
-// an unknown path stays refused: the analysis must have checked it.
+// programs of unknown effect it runs, reads of paths only known when the
+// command runs, and reads of whole folders (the wall hides what no zone
+// lets be read, so a hidden zone inside one is not there to be read). A
+// write to an unknown path stays refused: the analysis must have checked
+// it.
 func confine(effects []policy.Effect) {
 	for i := range effects {
 		e := &effects[i]
-		if e.Op == zones.OpExec || (e.Unknown && e.Op == zones.OpRead) {
+		if e.Op == zones.OpExec || e.Op == zones.OpRead && (e.Unknown || e.Subtree) {
 			e.Confined = true
 		}
 	}

@@ -16,6 +16,13 @@ type BashCall struct {
 	// Refusal is the answer when the command can't be analysed, or bash
 	// can't run here at all (the wall is required and can't be raised).
 	Refusal *policy.Deny
+	// Overlay says the command runs on an overlay of the vault, so what it
+	// really changes is judged before it is applied: the wall no longer
+	// needs removal and rename kept to write zones.
+	Overlay bool
+	// Real marks the call the bash tool judges after the command ran: its
+	// effects are the changes it really made, not predictions.
+	Real bool
 }
 
 // BashPart is the fact on each effect of a command: what the bash rule
@@ -57,7 +64,15 @@ func checkBash(c *policy.ToolCall, allow []string) *policy.Deny {
 	own := false
 	for i := range c.Effects {
 		e := &c.Effects[i]
-		d := bashEffectDeny(c, e, allow)
+		var d *policy.Deny
+		switch {
+		case f.Real:
+			d = realEffectDeny(c, e)
+		case f.Overlay && isRemoval(e):
+			// judged on what the command really does, by the zones
+		default:
+			d = bashEffectDeny(c, e, allow)
+		}
 		if d != nil {
 			own = true
 		} else {
@@ -115,6 +130,16 @@ func bashEffectDeny(c *policy.ToolCall, e *policy.Effect, allow []string) *polic
 		return deny(say.BashRename{Op: e.Op, Path: e.Path.String(), Command: part.Command, Zone: e.Zone, Tool: tool})
 	}
 	return nil
+}
+
+// isRemoval tells an effect that removes or replaces a name: the part of
+// a command the wall alone keeps to write zones.
+func isRemoval(e *policy.Effect) bool {
+	switch e.Op {
+	case zones.OpDelete, zones.OpMoveOut, zones.OpModify:
+		return true
+	}
+	return false
 }
 
 // execProgram is the program an exec effect would run: its command word, or

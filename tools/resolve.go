@@ -25,6 +25,9 @@ type Vault struct {
 	// WallHelper is the OS wall's helper binary for bash
 	// (sandbox.WallConfig.Helper); "" re-executes the running binary.
 	WallHelper string
+	// StateDir is the server's state folder, where a walled bash call's
+	// overlay layer is made (txn.NewLayer): never inside the vault.
+	StateDir string
 }
 
 func (v *Vault) lstat(rel string) (os.FileInfo, error) { return lstatIn(v.Fs, rel) }

@@ -41,6 +41,15 @@ type Result struct {
 	ExitCode   *int     // bash
 	Wall       []string // bash: the layers that were up
 	Failed     bool     // the call ran and failed (bash exiting non-zero)
+
+	// Real is what a bash call on the overlay really changed, judged.
+	Real []RealEffect
+	// NotApplied says why none of those changes reached the vault (in
+	// the agent's language; also at the head of Text), "" when all did.
+	NotApplied string
+	// Refused is the chain's refusal of the real effects, when it was
+	// the reason.
+	Refused *policy.Deny
 }
 
 // ArgError is a malformed call: a missing or mistyped argument. Such a call
@@ -90,6 +99,11 @@ type Set struct {
 	// Hook makes the set Claude Code's tools, for the hook, instead of the
 	// vault's own; nil for the vault's.
 	Hook *HookCall
+	// Judge runs the agent's chain on a call the set judges itself once
+	// it has run: the real effects of bash on the overlay. The gate fills
+	// in who calls (session, via, zones, language); without a judge no
+	// real change is applied.
+	Judge func(*policy.ToolCall) *policy.Deny
 }
 
 // Tools lists the set's tools in a fixed order. A hook set has a tool for

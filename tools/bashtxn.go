@@ -1,0 +1,304 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/sandbox"
+	"github.com/vaultgate/vaultgate/say"
+	"github.com/vaultgate/vaultgate/txn"
+	"github.com/vaultgate/vaultgate/zones"
+)
+
+// A walled bash call runs on an overlay of the vault, and is a
+// transaction: when the command has ended, what it really changed (the
+// upper layer, read by txn.Diff) becomes effects that the agent's chain
+// judges like any other call's (Set.Judge), and only if every one is
+// allowed does txn.Commit apply them. The analysis stays the fast first
+// gate; this is the judge of what actually happened.
+
+// RealPart is the fact on each real effect of a call on the overlay: the
+// change it comes from, for the bash rule (a special file) and the audit.
+type RealPart struct {
+	Change txn.Change
+}
+
+// RealEffect is one real effect of a call, judged.
+type RealEffect struct {
+	policy.Effect
+	Before, After *txn.State
+	// Unpredicted marks an effect the analysis did not foresee.
+	Unpredicted bool
+	// Refused marks an effect the chain refused on its own.
+	Refused bool
+}
+
+// bashTxn is one call's overlay layer, from before its command starts to
+// after its changes were applied or thrown away.
+type bashTxn struct {
+	layer   *txn.Layer
+	started time.Time
+	diff    txn.DiffOptions
+}
+
+// beginBash makes the call's layer in the state folder and returns the
+// wall that mounts the vault as an overlay on it.
+func (s *Set) beginBash(wall *sandbox.WallConfig) (*sandbox.WallConfig, *bashTxn, error) {
+	if s.Vault.StateDir == "" {
+		return nil, nil, errors.New("bash: the vault has no state folder for the call's overlay")
+	}
+	l, err := txn.NewLayer(s.Vault.StateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := *wall
+	w.Overlay = &sandbox.Overlay{Upper: l.Upper, Work: l.Work}
+	tx := &bashTxn{layer: l, started: time.Now(), diff: txn.DiffOptions{
+		Privileged: sandbox.ProbeWall(wall.Helper).Root,
+		MaxFiles:   s.Bash.MaxChangedFiles,
+		MaxBytes:   s.Bash.MaxChangedBytes,
+	}}
+	return &w, tx, nil
+}
+
+// finishBash decides what becomes of the changes of a command that has
+// ended: none when it did not end by itself, or any is refused, or one
+// conflicts with a change made meanwhile; else all of them. out is the
+// command's result, to which it adds what became of its changes.
+func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *policy.ToolCall, predicted []policy.Effect) *Result {
+	keep := false // an incomplete commit keeps its layer, for Sweep
+	defer func() {
+		if !keep {
+			_ = tx.layer.Remove()
+		}
+	}()
+	notApplied := func(m say.Message, d *policy.Deny) *Result {
+		out.NotApplied = m.Text(s.Lang)
+		out.Text = out.NotApplied + out.Text
+		out.Refused, out.Failed = d, true
+		return out
+	}
+	if res.TimedOut || res.Signal != 0 {
+		return notApplied(say.BashUnfinished{}, nil)
+	}
+	changes, err := txn.Diff(tx.layer, s.Vault.Root, tx.diff)
+	var limit *txn.LimitError
+	switch {
+	case errors.As(err, &limit):
+		key := map[string]string{"files": "max_changed_files", "bytes": "max_changed_bytes"}[limit.What]
+		return notApplied(say.BashOverLimit{Key: key, Limit: limit.Limit}, nil)
+	case err != nil:
+		return notApplied(say.BashChangesUnread{Problem: err.Error()}, nil)
+	}
+	real := s.realEffects(changes, predicted)
+	effects := make([]policy.Effect, len(real))
+	for i := range real {
+		effects[i] = real[i].Effect
+	}
+	out.Real = real
+	if d := s.judgeReal(call, effects); d != nil {
+		var reasons []string
+		for i := range real {
+			if rd := s.judgeReal(call, effects[i:i+1]); rd != nil {
+				real[i].Refused = true
+				reasons = appendNew(reasons, rd.Reason)
+			}
+		}
+		if len(reasons) == 0 {
+			reasons = []string{d.Reason} // a rule that judges the call as a whole
+		}
+		return notApplied(say.BashNotApplied{Refusals: reasons}, d)
+	}
+	err = txn.Commit(s.Vault.Fs, tx.layer, changes, txn.CommitOptions{Started: tx.started})
+	var conflict *txn.ConflictError
+	var incomplete *txn.IncompleteError
+	switch {
+	case errors.As(err, &conflict):
+		return notApplied(say.BashConflict{Path: conflict.Path}, nil)
+	case errors.As(err, &incomplete):
+		keep = true
+		out.NotApplied = say.BashCommitFailed{Problem: err.Error()}.Text(s.Lang)
+		out.Text, out.Failed = out.NotApplied+out.Text, true
+		return out
+	case err != nil:
+		return notApplied(say.BashChangesUnread{Problem: err.Error()}, nil)
+	}
+	return out
+}
+
+// judgeReal runs the agent's chain on real effects; without a judge
+// nothing is let through.
+func (s *Set) judgeReal(call *policy.ToolCall, effects []policy.Effect) *policy.Deny {
+	c := *call
+	c.Effects, c.TellAll, c.Facts = effects, true, BashCall{Real: true}
+	if s.Judge == nil {
+		return &policy.Deny{Rule: "bash", Reason: say.BashChangesUnread{Problem: "no judge for the changes"}.Text(s.Lang)}
+	}
+	return s.Judge(&c)
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// realEffects turns the changes into effects, zoned, in the terms the
+// rules judge: a move is a move-out and a move-in from its source, a
+// folder deleted or moved takes everything in it, a name replaced (a file
+// renamed over another, one kind of file put where another stood) is a
+// change of what was there. Each is marked when no predicted effect
+// accounts for it.
+func (s *Set) realEffects(changes []txn.Change, predicted []policy.Effect) []RealEffect {
+	replaced := map[string]bool{} // paths whose vault entry another change takes the place of
+	deleted := map[string]bool{}
+	for _, c := range changes {
+		if c.Op == txn.Delete && !c.Dir {
+			deleted[c.Path] = true
+		}
+	}
+	for _, c := range changes {
+		if c.Op == txn.Move || c.Op == txn.Create {
+			if deleted[c.Path] && !c.Dir {
+				replaced[c.Path] = true
+			}
+		}
+	}
+	var out []RealEffect
+	add := func(c txn.Change, op zones.Op, at, from string, subtree bool) {
+		e := policy.Effect{Op: op, Subtree: subtree, Cause: "bash", Fact: RealPart{Change: c}}
+		p, ok := s.realPath(at)
+		if !ok {
+			e.Unknown = true // a name the zones can't place: refused
+		}
+		e.Path = p
+		if from != "" {
+			if src, ok := s.realPath(from); ok {
+				e.Source = src
+			} else {
+				e.SourceUnknown = true
+			}
+		}
+		out = append(out, RealEffect{Effect: e, Before: c.Before, After: c.After})
+	}
+	for _, c := range changes {
+		switch c.Op {
+		case txn.Create:
+			op := zones.OpCreate
+			if replaced[c.Path] {
+				op = zones.OpModify
+			}
+			add(c, op, c.Path, "", false)
+			out[len(out)-1].Exists = replaced[c.Path]
+		case txn.Modify:
+			add(c, zones.OpModify, c.Path, "", false)
+			out[len(out)-1].Exists = true
+		case txn.Delete:
+			if replaced[c.Path] {
+				continue // judged as the change of what takes its place
+			}
+			add(c, zones.OpDelete, c.Path, "", c.Dir)
+			out[len(out)-1].Exists = true
+		case txn.Move:
+			add(c, zones.OpMoveOut, c.From, "", c.Dir)
+			out[len(out)-1].Exists = true
+			add(c, zones.OpMoveIn, c.Path, c.From, c.Dir)
+			out[len(out)-1].Exists = replaced[c.Path]
+		case txn.Link:
+			add(c, zones.OpLink, c.Path, c.From, false)
+		default: // Special, and any op this code does not know: refused by the bash rule
+			add(c, zones.OpCreate, c.Path, "", false)
+		}
+	}
+	fx := make([]policy.Effect, len(out))
+	for i := range out {
+		fx[i] = out[i].Effect
+	}
+	policy.Zoned(s.Zones, fx)
+	for i := range out {
+		out[i].Effect = fx[i]
+		out[i].Unpredicted = !foreseen(out[i].Effect, predicted)
+	}
+	return out
+}
+
+// realPath places a change's on-disk name in the zones' terms; ok is false
+// for a name they can't judge.
+func (s *Set) realPath(rel string) (zones.Path, bool) {
+	if rel == "" {
+		return zones.Path{}, false
+	}
+	p, err := zones.Normalize(s.Vault.Root, rel)
+	if err != nil || p.Outside() {
+		return zones.Path{}, false
+	}
+	return p, true
+}
+
+// foreseenAs lists, for each op of a real effect, the predicted ops that
+// account for it: the analysis says create or modify by whether the file
+// existed when it looked, and a rename's parts may be read as a removal
+// and a write.
+var foreseenAs = map[zones.Op][]zones.Op{
+	zones.OpCreate:  {zones.OpCreate, zones.OpModify, zones.OpMoveIn, zones.OpLink},
+	zones.OpModify:  {zones.OpModify, zones.OpCreate, zones.OpMoveIn},
+	zones.OpDelete:  {zones.OpDelete, zones.OpMoveOut},
+	zones.OpMoveOut: {zones.OpMoveOut, zones.OpDelete},
+	zones.OpMoveIn:  {zones.OpMoveIn, zones.OpCreate, zones.OpModify},
+	zones.OpLink:    {zones.OpLink, zones.OpCreate},
+}
+
+// foreseen reports whether a predicted effect accounts for real: one of a
+// fitting op on its path, or on a folder holding it, or (a folder really
+// removed) inside it.
+func foreseen(real policy.Effect, predicted []policy.Effect) bool {
+	if real.Unknown {
+		return false
+	}
+	for _, p := range predicted {
+		if p.Unknown || p.Op == zones.OpExec || p.Path.IsZero() || !opFits(real.Op, p.Op) {
+			continue
+		}
+		if p.Path == real.Path || p.Subtree && real.Path.Within(p.Path) || real.Subtree && p.Path.Within(real.Path) {
+			return true
+		}
+	}
+	return false
+}
+
+func opFits(real, predicted zones.Op) bool {
+	for _, op := range foreseenAs[real] {
+		if op == predicted {
+			return true
+		}
+	}
+	return false
+}
+
+// realEffectDeny is the bash rule's own judgement of a real effect: a
+// special file never enters the vault. The zones judge the rest.
+func realEffectDeny(c *policy.ToolCall, e *policy.Effect) *policy.Deny {
+	part, _ := e.Fact.(RealPart)
+	switch part.Change.Op {
+	case txn.Create, txn.Modify, txn.Delete, txn.Move, txn.Link:
+		if part.Change.After == nil || part.Change.After.Mode&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) == 0 {
+			return nil
+		}
+	}
+	return &policy.Deny{Effect: e, Reason: say.SpecialFile{Path: e.Path.String()}.Text(c.Lang)}
+}
+
+// String is a real effect as the tests and errors name it.
+func (r RealEffect) String() string {
+	s := fmt.Sprintf("%s %s", r.Op, r.Path)
+	if !r.Source.IsZero() {
+		s += " <- " + r.Source.String()
+	}
+	return s
+}
