@@ -234,3 +234,183 @@ func TestWallTxnEveryday(t *testing.T) {
 		})
 	}
 }
+
+// TestWallTxnRefused: what the command really did is judged, and a
+// refused change keeps every change of the call out of the vault.
+func TestWallTxnRefused(t *testing.T) {
+	requireOverlay(t)
+	for _, c := range []struct {
+		name, command string
+		setup         func(t *testing.T, root string)
+		before        string // the analysis refuses it before anything runs, with this reason; or
+		not           string // it ran, and nothing was applied, for this reason
+		refused       []string
+	}{
+		{name: "a program rewrites a file of a create zone",
+			command: `python3 -c "open('💬 чаты/old.md','w').write('x')"`,
+			not:     `change "💬 чаты/old.md": zone create`, refused: []string{"modify 💬 чаты/old.md"}},
+		{name: "a link leads a redirect into a create zone",
+			command: `ln -s ../notes notes/r; echo x > 'notes/r/../💬 чаты/old.md'`,
+			not:     `change "💬 чаты/old.md": zone create`},
+		{name: "a glob expands to an option",
+			setup: func(t *testing.T, root string) {
+				dir := filepath.Join(root, "💬 чаты", "in")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for _, name := range []string{"--target-directory=..", "old.md"} {
+					if err := os.WriteFile(filepath.Join(dir, name), []byte("evil\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			command: `cd '💬 чаты/in' && cp * ../../notes/`,
+			not:     `change "💬 чаты/old.md": zone create`},
+		{name: "laundering by rename, edit to write",
+			command: `python3 -c "import os; os.rename('notes/b.md','write/b.md')"`,
+			not:     `move "notes/b.md" to "write/b.md": the content would go from zone edit to zone write`,
+			refused: []string{"move-in write/b.md <- notes/b.md"}},
+		{name: "laundering by hard link",
+			command: `python3 -c "import os; os.link('notes/b.md','write/b.md')"`,
+			not:     `hard-link "notes/b.md" as "write/b.md"`, refused: []string{"link write/b.md <- notes/b.md"}},
+		{name: "one refused change keeps the others out",
+			command: `echo new > notes/new.md; echo x > write/new.md; python3 -c "open('💬 чаты/old.md','w').write('x')"`,
+			not:     `change "💬 чаты/old.md": zone create`, refused: []string{"modify 💬 чаты/old.md"}},
+		{name: "git init below the top level",
+			command: `git init -q notes/proj`,
+			not:     `notes/proj/.git`},
+		{name: "a FIFO",
+			command: `python3 -c "import os; os.mkfifo('notes/fifo')"`,
+			not:     `create "notes/fifo": it is a FIFO, socket or device`, refused: []string{"create notes/fifo"}},
+		{name: "a protected file is refused before anything runs",
+			command: `rm мета/план.md`,
+			before:  `delete "мета/план.md": zone protected`},
+		{name: "a removal in an edit zone is still refused before it runs",
+			command: `rm notes/b.md`,
+			before:  `delete "notes/b.md": zone edit`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, root := txnVault(t)
+			if c.setup != nil {
+				c.setup(t, root)
+				time.Sleep(30 * time.Millisecond) // older than the commit's margin
+			}
+			before := tree(t, root)
+			o := runBash(t, s, c.command, 0)
+			switch {
+			case o.err != nil:
+				t.Fatalf("error: %v", o.err)
+			case c.before != "":
+				if o.deny == nil || !strings.Contains(o.deny.Reason, c.before) {
+					t.Fatalf("deny %v, want one saying %q", o.deny, c.before)
+				}
+			case o.deny != nil:
+				// the analysis caught it first: also right, as long as nothing changed
+				t.Logf("refused before it ran: %s", o.deny.Reason)
+			default:
+				if o.res.NotApplied == "" || !strings.Contains(o.res.Text, c.not) {
+					t.Errorf("result %q, want nothing applied because %q (real %v)", o.res.Text, c.not, o.res.Real)
+				}
+				if !strings.HasPrefix(o.res.Text, "The command ran, but nothing in the vault was changed") {
+					t.Errorf("result does not say first that nothing changed: %q", o.res.Text)
+				}
+				if c.refused != nil {
+					var got []string
+					for _, e := range o.res.Real {
+						if e.Refused {
+							got = append(got, e.String())
+						}
+					}
+					if strings.Join(got, ";") != strings.Join(c.refused, ";") {
+						t.Errorf("refused %v, want %v (real %v)", got, c.refused, o.res.Real)
+					}
+				}
+			}
+			if diff := changed(before, tree(t, root)); len(diff) > 0 {
+				t.Errorf("the vault changed: %v", diff)
+			}
+			if left := layersLeft(t, s); len(left) > 0 {
+				t.Errorf("layers left in the state folder: %v", left)
+			}
+		})
+	}
+}
+
+// TestWallTxnHiddenRead: a read of the whole vault runs under the wall,
+// which covers the hidden zone; its text is never shown.
+func TestWallTxnHiddenRead(t *testing.T) {
+	requireOverlay(t)
+	s, root := txnVault(t)
+	before := tree(t, root)
+	for _, cmd := range []string{"grep -rn e .", "find . -name '*.md'", "ls -R", "du -sh ."} {
+		o := runBash(t, s, cmd, 0)
+		if o.deny != nil || o.err != nil || o.res == nil {
+			t.Fatalf("%s: deny %v, err %v", cmd, o.deny, o.err)
+		}
+		if strings.Contains(o.res.Text, "secret-text") || strings.Contains(o.res.Text, "h.md") {
+			t.Errorf("%s shows the hidden zone: %q", cmd, o.res.Text)
+		}
+		if cmd == "grep -rn e ." && !strings.Contains(o.res.Text, "notes/b.md:1:bee") {
+			t.Errorf("%s: %q", cmd, o.res.Text)
+		}
+	}
+	if diff := changed(before, tree(t, root)); len(diff) > 0 {
+		t.Errorf("the vault changed: %v", diff)
+	}
+}
+
+// TestWallTxnEnds: a command that does not end by itself, or changes more
+// than a call may, commits nothing.
+func TestWallTxnEnds(t *testing.T) {
+	requireOverlay(t)
+	s, root := txnVault(t)
+	before := tree(t, root)
+	o := runBash(t, s, "echo x > notes/t.md; sleep 30", 1)
+	if o.deny != nil || o.err != nil || !strings.Contains(o.res.Text, "did not finish by itself") {
+		t.Fatalf("timeout: deny %v, err %v, result %+v", o.deny, o.err, o.res)
+	}
+	s.Bash.MaxChangedFiles = 3
+	o = runBash(t, s, "touch notes/n1.md notes/n2.md notes/n3.md notes/n4.md notes/n5.md", 0)
+	if o.deny != nil || o.err != nil || !strings.Contains(o.res.Text, "[bash] max_changed_files = 3") {
+		t.Fatalf("over the cap: deny %v, err %v, result %+v", o.deny, o.err, o.res)
+	}
+	if diff := changed(before, tree(t, root)); len(diff) > 0 {
+		t.Errorf("the vault changed: %v", diff)
+	}
+	if left := layersLeft(t, s); len(left) > 0 {
+		t.Errorf("layers left in the state folder: %v", left)
+	}
+}
+
+// TestWallTxnConflict: a file changed from outside while the command ran
+// is left as the outside wrote it, and nothing of the call is applied.
+func TestWallTxnConflict(t *testing.T) {
+	requireOverlay(t)
+	s, root := txnVault(t)
+	wrote := make(chan error, 1)
+	go func() {
+		// Once the command has written its copy (in the call's layer),
+		// the person's editor saves the same note.
+		for {
+			m, _ := filepath.Glob(filepath.Join(s.Vault.StateDir, "txn", "*", "upper", "notes", "a.md"))
+			if len(m) > 0 {
+				wrote <- os.WriteFile(filepath.Join(root, "notes/a.md"), []byte("the person's\n"), 0o644)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	o := runBash(t, s, "echo new > notes/new.md; echo mine > notes/a.md; sleep 2", 0)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if o.deny != nil || o.err != nil || !strings.Contains(o.res.Text, `"notes/a.md" changed in the vault while the command ran`) {
+		t.Fatalf("deny %v, err %v, result %+v", o.deny, o.err, o.res)
+	}
+	if got := read(t, root, "notes/a.md"); got != "the person's\n" {
+		t.Errorf("notes/a.md = %q, want what the person wrote", got)
+	}
+	if got := read(t, root, "notes/new.md"); !strings.HasPrefix(got, "<") {
+		t.Errorf("notes/new.md was applied: %q", got)
+	}
+}
