@@ -262,7 +262,14 @@ func foreseen(real policy.Effect, predicted []policy.Effect) bool {
 		return false
 	}
 	for _, p := range predicted {
-		if p.Unknown || p.Op == zones.OpExec || p.Path.IsZero() || !opFits(real.Op, p.Op) {
+		if p.Unknown || p.Op == zones.OpExec || p.Path.IsZero() {
+			continue
+		}
+		// An edit by rename (sed -i) may keep the old file under another
+		// name (sed -i.bak): its name is moved away, then written anew.
+		part, _ := p.Fact.(BashPart)
+		byRename := p.Op == zones.OpModify && part.ByRename
+		if !opFits(real.Op, p.Op) && !(byRename && (real.Op == zones.OpMoveOut || real.Op == zones.OpDelete)) {
 			continue
 		}
 		if p.Path == real.Path || p.Subtree && real.Path.Within(p.Path) || real.Subtree && p.Path.Within(real.Path) {
