@@ -304,6 +304,9 @@ func realEffectDeny(c *policy.ToolCall, e *policy.Effect) *policy.Deny {
 // String is a real effect as the tests and errors name it.
 func (r RealEffect) String() string {
 	s := fmt.Sprintf("%s %s", r.Op, r.Path)
+	if r.Subtree {
+		s += "/**"
+	}
 	if !r.Source.IsZero() {
 		s += " <- " + r.Source.String()
 	}

@@ -1,0 +1,205 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/sandbox"
+	"github.com/vaultgate/vaultgate/tools"
+)
+
+// txnConfig is a vault on disk (edit, with a create zone "chats") whose
+// bash runs walled on the overlay, and its config.
+func txnConfig(t *testing.T) *config.Config {
+	t.Helper()
+	if _, err := sandbox.ProbeWall("").For(false, false, true); err != nil {
+		t.Skipf("wall with overlay unavailable: %v", err)
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vault := filepath.Join(base, "vault")
+	for name, body := range map[string]string{"notes/a.md": "a\n", "chats/old.md": "old\n"} {
+		p := filepath.Join(vault, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(30 * time.Millisecond) // older than the commit's margin
+	cfgPath := filepath.Join(base, "vault.toml")
+	body := "vault = \"" + vault + "\"\n[audit]\npath = \"" + filepath.Join(base, "state", "audit.jsonl") + "\"\n" +
+		"[zones]\nedit = [\".\"]\ncreate = [\"chats\"]\n[bash]\nenv = [\"PATH\"]\n"
+	if err := os.WriteFile(cfgPath, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func txnGate(t *testing.T, cfg *config.Config, rules ...policy.Rule) *Gate {
+	t.Helper()
+	rfs, err := tools.OpenNoFollowFs(cfg.Vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := audit.Open(cfg.AuditPath, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close(); rfs.Close() })
+	return NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs, StateDir: VaultStateDir(cfg)}, Options{Audit: w, Rules: rules})
+}
+
+func bashCall(t *testing.T, g *Gate, command string) *Outcome {
+	t.Helper()
+	p := g.Config().Policy(config.DefaultAgent)
+	return g.Call(context.Background(), Caller{Via: ViaStdio, Session: &policy.Session{ID: "s", State: policy.NewState()}, Policy: p},
+		"bash", map[string]any{"command": command}, Serve)
+}
+
+// TestWallTxnGate: the real effects of a walled call are judged by the
+// agent's whole chain, a library user's rule included, and the audit line
+// records them beside the predicted ones.
+func TestWallTxnGate(t *testing.T) {
+	cfg := txnConfig(t)
+	noDrafts := policy.Rule{Name: "no-drafts", Check: func(c *policy.ToolCall) *policy.Deny {
+		for i, e := range c.Effects {
+			if strings.HasSuffix(e.Path.String(), ".draft") {
+				return &policy.Deny{Effect: &c.Effects[i], Reason: "no drafts: " + e.Path.String()}
+			}
+		}
+		return nil
+	}}
+	g := txnGate(t, cfg, noDrafts)
+
+	o := bashCall(t, g, `sed -i 's/a/A/' notes/a.md; python3 -c "open('notes/p.md','w').write('p')"`)
+	if o.Decision != Allow || o.IsError() {
+		t.Fatalf("decision %s: %s", o.Decision, o.Text())
+	}
+	if b, _ := os.ReadFile(filepath.Join(cfg.Vault, "notes/a.md")); string(b) != "A\n" {
+		t.Errorf("notes/a.md = %q", b)
+	}
+	r := o.Record
+	if r.Outcome != "ok" || len(r.Real) != 2 {
+		t.Fatalf("record: outcome %q, real %+v", r.Outcome, r.Real)
+	}
+	for _, e := range r.Real {
+		switch e.Path {
+		case "notes/a.md":
+			if e.Op != "modify" || e.Unpredicted || e.Before == nil || e.After == nil || e.Before.SHA256 == e.After.SHA256 || e.Zone != "edit" {
+				t.Errorf("real %+v", e)
+			}
+		case "notes/p.md":
+			if e.Op != "create" || !e.Unpredicted || e.Before != nil || e.After == nil || e.After.Size != 1 {
+				t.Errorf("real %+v", e)
+			}
+		default:
+			t.Errorf("real %+v", e)
+		}
+	}
+
+	// The analysis sees python, not the file it writes: the library rule
+	// refuses the real one, and nothing of the call is applied.
+	o = bashCall(t, g, `echo n > notes/n.md; python3 -c "open('notes/x.draft','w').write('d')"`)
+	if o.Decision != Allow || !o.IsError() || !strings.Contains(o.Text(), "no drafts: notes/x.draft") {
+		t.Fatalf("decision %s: %s", o.Decision, o.Text())
+	}
+	for _, name := range []string{"notes/n.md", "notes/x.draft"} {
+		if _, err := os.Lstat(filepath.Join(cfg.Vault, name)); err == nil {
+			t.Errorf("%s was applied", name)
+		}
+	}
+	r = o.Record
+	if r.Outcome != "failed" || r.Rule != "no-drafts" || !strings.Contains(r.Error, "nothing in the vault was changed") {
+		t.Errorf("record: outcome %q, rule %q, error %q", r.Outcome, r.Rule, r.Error)
+	}
+	refused := 0
+	for _, e := range r.Real {
+		if e.Refused {
+			refused++
+			if e.Path != "notes/x.draft" || !e.Unpredicted {
+				t.Errorf("refused %+v", e)
+			}
+		}
+	}
+	if refused != 1 {
+		t.Errorf("real %+v: want one refused", r.Real)
+	}
+	rep, err := audit.Verify(cfg.AuditPath)
+	if err != nil || !rep.OK || rep.Lines != 2 {
+		t.Errorf("verify: %v, %v", rep, err)
+	}
+}
+
+// TestWallTxnRenameInEditZone: with the overlay, a rename in an edit zone
+// is no longer refused by the bash rule; without the wall it still is.
+func TestWallTxnRenameInEditZone(t *testing.T) {
+	cfg := txnConfig(t)
+	g := txnGate(t, cfg)
+	if o := bashCall(t, g, "mv notes/a.md notes/b.md"); o.Decision != Allow || o.IsError() {
+		t.Fatalf("walled: %s: %s", o.Decision, o.Text())
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Vault, "notes/b.md")); err != nil {
+		t.Error(err)
+	}
+	cfg.Agents[config.DefaultAgent].Bash.Wall = config.WallOff
+	o := bashCall(t, g, "mv notes/b.md notes/c.md")
+	if o.Decision != Deny || !strings.Contains(o.Text(), "bash may remove or rename files only in write zones") {
+		t.Fatalf("wall off: %s: %s", o.Decision, o.Text())
+	}
+}
+
+// TestOpenSweeps: Open removes the layer of a call a stop cut short, and
+// says so.
+func TestOpenSweeps(t *testing.T) {
+	dir := t.TempDir()
+	vault := filepath.Join(dir, "vault")
+	if err := os.Mkdir(vault, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Default(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.StateDir, cfg.AuditPath = filepath.Join(dir, "state"), filepath.Join(dir, "state", "audit.jsonl")
+	abandoned := filepath.Join(VaultStateDir(cfg), "txn", "0123", "upper", "notes")
+	if err := os.MkdirAll(abandoned, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	_, closeAll, err := Open(cfg, OpenOptions{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAll()
+	if _, err := os.Stat(filepath.Join(VaultStateDir(cfg), "txn", "0123")); !os.IsNotExist(err) {
+		t.Errorf("the abandoned layer is still there: %v", err)
+	}
+	if !strings.Contains(log.String(), "removed 1 abandoned call layer") {
+		t.Errorf("log %q", log.String())
+	}
+	log.Reset()
+	if _, closeAll, err = Open(cfg, OpenOptions{Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	closeAll()
+	if log.Len() > 0 {
+		t.Errorf("a start-up with nothing to sweep said %q", log.String())
+	}
+}
+
