@@ -202,4 +202,3 @@ func TestOpenSweeps(t *testing.T) {
 		t.Errorf("a start-up with nothing to sweep said %q", log.String())
 	}
 }
-
