@@ -116,6 +116,10 @@ func TestSubtreeAndAnchors(t *testing.T) {
 		{Effect{Op: zones.OpModify, Path: at("notes"), Subtree: true}, ""},
 		{Effect{Op: zones.OpModify, Path: at("."), Subtree: true}, "inside it is in zone"},
 		{Effect{Op: zones.OpRead, Path: at("."), Subtree: true}, "some paths inside it are hidden from you"},
+		// the OS wall covers the hidden zone: a confined read of the whole vault passes it
+		{Effect{Op: zones.OpRead, Path: at("."), Subtree: true, Confined: true}, ""},
+		// but confining a write does not let it past what it may not change
+		{Effect{Op: zones.OpModify, Path: at("."), Subtree: true, Confined: true}, "inside it is in zone"},
 		{Effect{Op: zones.OpMoveOut, Path: at("мета/бобер/a"), Subtree: true}, ""},
 	}
 	for _, c := range cases {
