@@ -20,9 +20,11 @@ import (
 )
 
 // TestWallBinary drives the built binary's bash tool with the wall on, as
-// the held-out checks do: a program of unknown effect (python3) runs, may
-// create in an edit zone, and can't touch a protected file; the audit line
-// records the layers that were up, and the helper that raised them:
+// the held-out checks do: a program of unknown effect (python3) runs, can't
+// touch a protected file, and its delete in an edit zone (which it may do
+// on the overlay) is refused when its changes are judged, so nothing of
+// the call is applied; alone, its create in an edit zone is. The audit
+// line records the layers that were up, and the helper that raised them:
 // vaultgate-wall where it lies beside vaultgate, vaultgate itself otherwise.
 func TestWallBinary(t *testing.T) {
 	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
@@ -71,8 +73,16 @@ except OSError as e:
 `
 			os.WriteFile(filepath.Join(vault, "notes/t.py"), []byte(script), 0o644)
 			text, isErr := callTool(t, c, "bash", map[string]any{"command": python + " notes/t.py"})
-			if isErr || strings.Contains(text, "PROTECTED-WRITTEN") || strings.Contains(text, "EDIT-DELETED") || !strings.Contains(text, "protected refused") {
+			if !isErr || strings.Contains(text, "PROTECTED-WRITTEN") || !strings.Contains(text, "protected refused") ||
+				!strings.Contains(text, "nothing in the vault was changed") || !strings.Contains(text, `delete "notes/ideas.md": zone edit`) {
 				t.Fatalf("python under the wall: error=%v\n%s", isErr, text)
+			}
+			if _, err := os.Lstat(filepath.Join(vault, "notes/from-python.md")); err == nil {
+				t.Errorf("a call with a refused change had its create applied")
+			}
+			text, isErr = callTool(t, c, "bash", map[string]any{"command": python + ` -c 'open("notes/from-python.md", "w").write("made inside the wall\n")'`})
+			if isErr {
+				t.Fatalf("python creating a note: %s", text)
 			}
 			if b, err := os.ReadFile(filepath.Join(vault, "notes/from-python.md")); err != nil || string(b) != "made inside the wall\n" {
 				t.Errorf("create in an edit zone: %q %v", b, err)
@@ -86,7 +96,7 @@ except OSError as e:
 			c.Close()
 			wall := lastBashWall(t, auditPath)
 			layers := strings.Join(wall, " ")
-			for _, want := range []string{"pidns", "mountns", "netns", "landlock", "nonewprivs", "caps-dropped", tc.helper} {
+			for _, want := range []string{"pidns", "mountns", "netns", "landlock", "nonewprivs", "caps-dropped", "overlay", tc.helper} {
 				if !strings.Contains(layers, want) {
 					t.Errorf("audit wall %q lacks %s", layers, want)
 				}
@@ -98,8 +108,10 @@ except OSError as e:
 // TestWallBinaryUnprivileged is the Claude Code deployment: the server runs
 // as an ordinary user, so the wall comes from a user namespace. The built
 // binary, started as an unprivileged user who owns the vault, runs python
-// inside the wall: it creates in an edit zone, and can neither change a
-// protected file nor delete in an edit zone.
+// inside the wall, on an overlay of the vault in its user namespace: it
+// can't change a protected file, its delete in an edit zone is refused
+// when its changes are judged (and with it the rest of the call), and
+// alone, its create in an edit zone is applied.
 func TestWallBinaryUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("wall: starting the server as another, unprivileged user needs root (CI runs as root)")
@@ -174,6 +186,7 @@ func lastBashWall(t *testing.T, auditPath string) []string {
 }
 
 func runUnprivileged(t *testing.T, bin, setpriv string, u *user.User, uid int, vault, cfg, dir string) {
+	os.Remove(filepath.Join(vault, "notes/new.md")) // what the subtest before made
 	for d := filepath.Dir(bin); d != "/"; d = filepath.Dir(d) {
 		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
 			os.Chmod(d, fi.Mode().Perm()|0o711) // the user must reach the binary
@@ -202,8 +215,19 @@ for what, f in (("PROTECTED-WRITTEN", lambda: open("p/x.md", "w").write("gone"))
         print("refused:", e.strerror)
 '`
 	text, isErr := callTool(t, c, "bash", map[string]any{"command": py})
-	if isErr || strings.Contains(text, "PROTECTED-WRITTEN") || strings.Contains(text, "EDIT-DELETED") || strings.Count(text, "refused:") != 2 {
+	if !isErr || strings.Contains(text, "PROTECTED-WRITTEN") || strings.Count(text, "refused:") != 1 ||
+		!strings.Contains(text, `delete "notes/keep.md": zone edit`) || !strings.Contains(text, "nothing in the vault was changed") {
 		t.Fatalf("python as an unprivileged server's agent: error=%v\n%s", isErr, text)
+	}
+	if _, err := os.Lstat(filepath.Join(vault, "notes/new.md")); err == nil {
+		t.Errorf("a call with a refused change had its create applied")
+	}
+	if b, _ := os.ReadFile(filepath.Join(vault, "notes/keep.md")); string(b) != "keep\n" {
+		t.Errorf("the edit zone's file: %q", b)
+	}
+	text, isErr = callTool(t, c, "bash", map[string]any{"command": `/usr/bin/python3 -c 'open("notes/new.md", "w").write("made\n")'`})
+	if isErr {
+		t.Fatalf("python creating a note: %s", text)
 	}
 	if b, _ := os.ReadFile(filepath.Join(vault, "notes/new.md")); string(b) != "made\n" {
 		t.Errorf("create in the edit zone: %q", b)
