@@ -1,0 +1,68 @@
+package txn
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Layer is one call's upper and work folders, in the state folder (never in the vault, never on overlayfs or FUSE).
+type Layer struct{ Dir, Upper, Work string }
+
+// layersDir is the folder of the state folder that holds every call's layer, so that
+// Sweep can find the abandoned ones.
+const layersDir = "txn"
+
+// NewLayer makes stateDir/txn/<random id>/{upper,work}. Dir is 0700: the layer holds
+// the vault's text as the command left it, which no other user may read.
+func NewLayer(stateDir string) (*Layer, error) {
+	parent := filepath.Join(stateDir, layersDir)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return nil, fmt.Errorf("txn: new layer: %w", err)
+	}
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return nil, fmt.Errorf("txn: new layer: %w", err)
+	}
+	dir := filepath.Join(parent, hex.EncodeToString(id[:]))
+	// Mkdir, not MkdirAll: an id that already exists is refused rather than shared.
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("txn: new layer: %w", err)
+	}
+	l := &Layer{Dir: dir, Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work")}
+	for _, d := range []string{l.Upper, l.Work} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("txn: new layer: %w", err)
+		}
+	}
+	return l, nil
+}
+
+// Remove deletes the layer and everything in it; a layer already gone is no error.
+func (l *Layer) Remove() error {
+	if l == nil || l.Dir == "" {
+		return nil
+	}
+	err := os.RemoveAll(l.Dir)
+	if err == nil {
+		return nil
+	}
+	// overlayfs leaves work/work with mode 000; a non-root owner must open such folders
+	// before it can empty them. WalkDir visits a folder before reading it, and a folder
+	// entry is never a symlink, so the chmod cannot reach outside the layer.
+	_ = filepath.WalkDir(l.Dir, func(path string, d fs.DirEntry, walkErr error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(l.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("txn: remove layer %s: %w", l.Dir, err)
+	}
+	return nil
+}
