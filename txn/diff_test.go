@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // baseVault is the vault most cases start from.
@@ -283,5 +285,60 @@ func TestDiffDoesNotFollowLinks(t *testing.T) {
 	want := []string{`delete dir "d"`, fmt.Sprintf(`create symlink "d" -> %q`, outside)}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("changes %q, want %q", got, want)
+	}
+}
+
+// craftedUpper builds an upper layer by hand, for forms the kernel here does not write
+// itself (xattr whiteouts) and for xattrs no command can set through the overlay.
+func craftedUpper(t *testing.T, build func(upper string)) (string, *Layer) {
+	t.Helper()
+	base := testBase(t)
+	vault := newVault(t, base, baseVault)
+	l := newTestLayer(t, base)
+	build(l.Upper)
+	return vault, l
+}
+
+func setXattr(t *testing.T, p, name, value string) {
+	t.Helper()
+	if err := unix.Lsetxattr(p, name, []byte(value), 0); err != nil {
+		missingFeature(t, "set %s on %s: %v", name, p, err)
+	}
+}
+
+func TestDiffXattrWhiteout(t *testing.T) {
+	vault, l := craftedUpper(t, func(upper string) {
+		e := filepath.Join(upper, "e")
+		if err := os.Mkdir(e, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		setXattr(t, e, "trusted.overlay.opaque", "x") // holds xattr whiteouts; not opaque
+		if err := os.WriteFile(filepath.Join(e, "f.md"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		setXattr(t, filepath.Join(e, "f.md"), "trusted.overlay.whiteout", "")
+	})
+	changes, err := Diff(l, vault, DiffOptions{Privileged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 1 || summary(changes[0]) != `delete file "e/f.md"` {
+		t.Errorf("changes %v, want the delete of e/f.md", changes)
+	}
+}
+
+// A redirect that would name something outside the vault is an error, never a path.
+func TestDiffRedirectOutsideVault(t *testing.T) {
+	for _, redirect := range []string{"../../etc", "/../etc", "a/../../x", ""} {
+		vault, l := craftedUpper(t, func(upper string) {
+			d := filepath.Join(upper, "d2")
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			setXattr(t, d, "trusted.overlay.redirect", redirect)
+		})
+		if changes, err := Diff(l, vault, DiffOptions{Privileged: true}); err == nil {
+			t.Errorf("redirect %q: changes %v, want an error", redirect, changes)
+		}
 	}
 }
