@@ -3,6 +3,7 @@
 package txn
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -156,7 +157,17 @@ func join(dir, name string) string {
 // walk reads the upper folder dir (final path) whose comparison path in the lower is
 // lowerDir.
 func (d *differ) walk(dir, lowerDir string, mode lowerMode) error {
-	names, err := d.upper.names(dir)
+	var budget int64
+	if d.opt.MaxFiles > 0 {
+		budget = int64(d.opt.MaxFiles) - d.files
+		if budget <= 0 {
+			budget = -1 // any name at all is over
+		}
+	}
+	names, err := d.upper.names(dir, max(budget, 0))
+	if errors.Is(err, errTooMany) || (budget < 0 && len(names) > 0) {
+		return &LimitError{What: "files", Limit: int64(d.opt.MaxFiles), Got: d.files + int64(len(names))}
+	}
 	if err != nil {
 		return err
 	}
@@ -235,7 +246,7 @@ func (d *differ) walk(dir, lowerDir string, mode lowerMode) error {
 		}
 	}
 	if mode == lowerReplaced {
-		lowerNames, err := d.lower.names(lowerDir)
+		lowerNames, err := d.lower.names(lowerDir, 0)
 		if err != nil {
 			return err
 		}
@@ -372,6 +383,14 @@ func (d *differ) readOrigin(e *entry) error {
 	if err != nil || !ok {
 		return err
 	}
+	// A metacopy holds only metadata, its data stays in the lower layer: reading it
+	// here would hash a hole. Only copy-ups carry it, so it is sought only beside an origin.
+	if _, meta, err := d.attr(e.path, "metacopy"); err != nil || meta {
+		if err == nil {
+			err = fmt.Errorf("txn: diff: %s is a metacopy: mount the overlay with metacopy=off", e.path)
+		}
+		return err
+	}
 	if !d.opt.Privileged {
 		e.copyUp = true
 		return nil
@@ -483,7 +502,7 @@ func (d *differ) candidates() ([]*candidate, error) {
 			if d.claimed[lower] {
 				return nil
 			}
-			names, err := d.lower.names(lower)
+			names, err := d.lower.names(lower, 0)
 			if err != nil {
 				return err
 			}

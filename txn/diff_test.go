@@ -342,3 +342,21 @@ func TestDiffRedirectOutsideVault(t *testing.T) {
 		}
 	}
 }
+
+// A metacopy holds no data: Diff refuses it rather than hash a hole as the new content.
+func TestDiffRefusesMetacopy(t *testing.T) {
+	vault, l := craftedUpper(t, func(upper string) {
+		p := filepath.Join(upper, "a.md")
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, 6); err != nil {
+			t.Fatal(err)
+		}
+		setXattr(t, p, "trusted.overlay.origin", "")
+		setXattr(t, p, "trusted.overlay.metacopy", "")
+	})
+	if changes, err := Diff(l, vault, DiffOptions{Privileged: true}); err == nil || !strings.Contains(err.Error(), "metacopy") {
+		t.Errorf("changes %v, error %v, want a metacopy error", changes, err)
+	}
+}

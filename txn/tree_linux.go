@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -64,21 +65,34 @@ func (t *tree) lstat(rel string) (st unix.Stat_t, ok bool, err error) {
 	return st, true, nil
 }
 
-// names lists the folder rel, sorted, so that every walk is deterministic.
-func (t *tree) names(rel string) ([]string, error) {
+// names lists the folder rel, sorted, so that every walk is deterministic. A folder
+// with more than max names (max > 0) stops the listing early with errTooMany.
+func (t *tree) names(rel string, max int64) ([]string, error) {
 	fd, err := t.open(rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), path.Join(t.name, rel))
 	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, fmt.Errorf("txn: read folder %s: %w", f.Name(), err)
+	var names []string
+	for {
+		batch, err := f.Readdirnames(1024)
+		names = append(names, batch...)
+		if errors.Is(err, io.EOF) || (err == nil && len(batch) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("txn: read folder %s: %w", f.Name(), err)
+		}
+		if max > 0 && int64(len(names)) > max {
+			return names, errTooMany
+		}
 	}
 	sort.Strings(names)
 	return names, nil
 }
+
+var errTooMany = errors.New("txn: too many names in one folder")
 
 // xattr reads the attribute of rel itself; ok is false when it has none by that name.
 func (t *tree) xattr(rel, attr string) (value []byte, ok bool, err error) {
