@@ -72,16 +72,16 @@ const (
 	lowerReplaced                  // opaque: the lower entries are gone, names in the upper replace them
 )
 
-type kind uint8
+type entryKind uint8
 
 const (
-	kindFile kind = iota
+	kindFile entryKind = iota
 	kindDir
 	kindSymlink
 	kindSpecial
 )
 
-func kindOf(st *unix.Stat_t) kind {
+func kindOf(st *unix.Stat_t) entryKind {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		return kindFile
@@ -93,11 +93,11 @@ func kindOf(st *unix.Stat_t) kind {
 	return kindSpecial
 }
 
-// entry is one name in the upper layer (whiteouts aside).
-type entry struct {
+// upperEntry is one name in the upper layer (whiteouts aside).
+type upperEntry struct {
 	path  string // final, vault-relative
 	lower string // the lower path it is compared with
-	kind  kind
+	kind  entryKind
 	st    unix.Stat_t
 	after *State
 
@@ -124,7 +124,7 @@ type differ struct {
 	xattrPrefix  string
 
 	files, bytes int64
-	entries      []*entry
+	entries      []*upperEntry
 	replaced     []replacedEntry
 	replacedAt   map[string]int  // lower path → index in replaced
 	claimed      map[string]bool // lower paths accounted for by a move
@@ -207,7 +207,7 @@ func (d *differ) walk(dir, lowerDir string, mode lowerMode) error {
 			}
 			continue
 		}
-		e := &entry{path: p, lower: lp, kind: kindOf(&st), st: st}
+		e := &upperEntry{path: p, lower: lp, kind: kindOf(&st), st: st}
 		if e.kind == kindDir {
 			if err := d.walkFolder(e, lowSt, lowOK, visible, mode); err != nil {
 				return err
@@ -268,7 +268,7 @@ func (d *differ) walk(dir, lowerDir string, mode lowerMode) error {
 }
 
 // walkFolder classifies the upper folder e and walks into it.
-func (d *differ) walkFolder(e *entry, lowSt unix.Stat_t, lowOK, visible bool, mode lowerMode) error {
+func (d *differ) walkFolder(e *upperEntry, lowSt unix.Stat_t, lowOK, visible bool, mode lowerMode) error {
 	var err error
 	if e.after, err = d.upper.state(e.path, &e.st); err != nil {
 		return err
@@ -378,7 +378,7 @@ func (d *differ) isWhiteout(rel string, st *unix.Stat_t) (bool, error) {
 	return false, nil
 }
 
-func (d *differ) readOrigin(e *entry) error {
+func (d *differ) readOrigin(e *upperEntry) error {
 	v, ok, err := d.attr(e.path, "origin")
 	if err != nil || !ok {
 		return err
@@ -402,7 +402,7 @@ func (d *differ) readOrigin(e *entry) error {
 
 // copyUpOf says whether e is the copy-up of the lower entry at lp (rather than a rename
 // onto that name).
-func (d *differ) copyUpOf(e *entry, lp string) (bool, error) {
+func (d *differ) copyUpOf(e *upperEntry, lp string) (bool, error) {
 	if !d.opt.Privileged {
 		return true, nil
 	}
@@ -423,7 +423,7 @@ type candidate struct {
 // claimMoves gives each copy-up that is not in place the deleted lower file it came
 // from, if any: by handle as root, by content and mode in a user namespace.
 func (d *differ) claimMoves() error {
-	var seekers []*entry
+	var seekers []*upperEntry
 	for _, e := range d.entries {
 		if e.copyUp && !e.inPlace && (e.kind == kindFile || e.kind == kindSymlink) {
 			seekers = append(seekers, e)
@@ -470,7 +470,7 @@ func (d *differ) claimMoves() error {
 }
 
 // matchContent finds the lexically first unclaimed candidate of e's kind, mode and content.
-func (d *differ) matchContent(e *entry, cands []*candidate) (*candidate, error) {
+func (d *differ) matchContent(e *upperEntry, cands []*candidate) (*candidate, error) {
 	for _, c := range cands {
 		if d.claimed[c.lower] || kindOf(&c.st) != e.kind || fileMode(c.st.Mode) != e.after.Mode || c.st.Size != e.after.Size {
 			continue
@@ -534,7 +534,7 @@ func (d *differ) candidates() ([]*candidate, error) {
 // first name: the in-place copy-up or the moved file if there is one, else the first by path.
 func (d *differ) linkGroups() {
 	type inode struct{ dev, ino uint64 }
-	groups := map[inode][]*entry{}
+	groups := map[inode][]*upperEntry{}
 	var keys []inode
 	for _, e := range d.entries {
 		if e.kind != kindFile || e.st.Nlink < 2 {
@@ -635,14 +635,14 @@ func (d *differ) replace(lower, final string, st unix.Stat_t) {
 	d.replaced = append(d.replaced, replacedEntry{lower: lower, path: final, st: st})
 }
 
-func (d *differ) overStat(e *entry) *unix.Stat_t {
+func (d *differ) overStat(e *upperEntry) *unix.Stat_t {
 	if i, ok := d.replacedAt[e.over]; ok {
 		return &d.replaced[i].st
 	}
 	return nil
 }
 
-func (d *differ) overSameKind(e *entry) bool {
+func (d *differ) overSameKind(e *upperEntry) bool {
 	st := d.overStat(e)
 	return st != nil && kindOf(st) == e.kind
 }

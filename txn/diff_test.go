@@ -157,7 +157,7 @@ func TestDiffThroughOverlay(t *testing.T) {
 			for _, tc := range diffCases {
 				t.Run(tc.name, func(t *testing.T) {
 					base := testBase(t)
-					vault := newVault(t, base, baseVault+tc.setup)
+					vault := newTestVault(t, base, baseVault+tc.setup)
 					l := newTestLayer(t, base)
 					changeThroughOverlay(t, base, vault, l, mode.privileged, tc.script)
 					changes, err := Diff(l, vault, DiffOptions{Privileged: mode.privileged})
@@ -215,7 +215,7 @@ func checkStates(t *testing.T, vault string, l *Layer, c Change) {
 
 func TestDiffModifyStates(t *testing.T) {
 	base := testBase(t)
-	vault := newVault(t, base, baseVault)
+	vault := newTestVault(t, base, baseVault)
 	l := newTestLayer(t, base)
 	changeThroughOverlay(t, base, vault, l, true, "printf 'alpha!\n' > a.md")
 	changes, err := Diff(l, vault, DiffOptions{Privileged: true})
@@ -237,7 +237,7 @@ func TestDiffModifyStates(t *testing.T) {
 
 func TestDiffLimits(t *testing.T) {
 	base := testBase(t)
-	vault := newVault(t, base, baseVault)
+	vault := newTestVault(t, base, baseVault)
 	l := newTestLayer(t, base)
 	changeThroughOverlay(t, base, vault, l, true, "echo 1 > one.md; echo 22 > two.md; head -c 5000 /dev/zero > big.bin")
 	for _, tc := range []struct {
@@ -267,7 +267,7 @@ func TestDiffLimits(t *testing.T) {
 // of the vault stood is a change of its own, and nothing behind it is read.
 func TestDiffDoesNotFollowLinks(t *testing.T) {
 	base := testBase(t)
-	vault := newVault(t, base, baseVault)
+	vault := newTestVault(t, base, baseVault)
 	outside := filepath.Join(base, "outside")
 	if err := os.MkdirAll(filepath.Join(outside, "secret"), 0o755); err != nil {
 		t.Fatal(err)
@@ -293,7 +293,7 @@ func TestDiffDoesNotFollowLinks(t *testing.T) {
 func craftedUpper(t *testing.T, build func(upper string)) (string, *Layer) {
 	t.Helper()
 	base := testBase(t)
-	vault := newVault(t, base, baseVault)
+	vault := newTestVault(t, base, baseVault)
 	l := newTestLayer(t, base)
 	build(l.Upper)
 	return vault, l

@@ -76,7 +76,7 @@ func TestLayerRemoveAfterOverlay(t *testing.T) {
 	for _, mode := range overlayModes {
 		t.Run(mode.name, func(t *testing.T) {
 			base := testBase(t)
-			vault := newVault(t, base, baseVault)
+			vault := newTestVault(t, base, baseVault)
 			l := newTestLayer(t, base)
 			changeThroughOverlay(t, base, vault, l, mode.privileged, "rm -r d; echo x > a.md; mkdir n")
 			if err := l.Remove(); err != nil {

@@ -44,8 +44,8 @@ func testBase(t testing.TB) string {
 	return dir
 }
 
-// newVault makes a vault folder and fills it by running setup (sh) inside it.
-func newVault(t testing.TB, base, setup string) string {
+// newTestVault makes a vault folder and fills it by running setup (sh) inside it.
+func newTestVault(t testing.TB, base, setup string) string {
 	t.Helper()
 	vault := filepath.Join(base, "vault")
 	if err := os.Mkdir(vault, 0o755); err != nil {
