@@ -16,11 +16,13 @@ import (
 // vault) and says what the command really changed. Nothing is followed: a symlink is a
 // change of its own, never a way into another folder.
 //
-// Paths are the final names (the tree as the command left it); a Move's From is the
-// name the vault holds now, and a Link's From is the final name of the other link. The
-// order is the order to apply them in: by path, each change after what it needs (a
-// folder before what it holds, a move out of a folder before that folder is moved or
-// deleted, a replaced file's delete before what takes its place).
+// The changes are in the order to apply them in, one after another, and each name is
+// the name at that point: Paths are final names (the tree as the command left it), a
+// Move's From is the vault's name with the folder moves before it applied, a Link's
+// From is the final name of the other link. The order is by path, each change after
+// what it needs: a folder before what it holds, a folder's move before a move out of
+// it, a move out of a folder before the folder's delete, a replaced file's delete
+// before what takes its place.
 //
 // How a rename is found: as root (opt.Privileged) a copied-up file's origin xattr holds
 // the file handle of its lower inode, compared exactly with the handles of the lower
@@ -56,11 +58,12 @@ func Diff(l *Layer, lower string, opt DiffOptions) ([]Change, error) {
 		return nil, err
 	}
 	d.linkGroups()
-	changes, lowerOf, err := d.changes()
+	changes, err := d.changes()
 	if err != nil {
 		return nil, err
 	}
-	return order(changes, lowerOf), nil
+	renameThroughFolderMoves(changes)
+	return order(changes), nil
 }
 
 // lowerMode says how an upper folder relates to the lower folder at its comparison path.
@@ -575,29 +578,25 @@ func sameContent(a, b *State) bool {
 	return a.Mode == b.Mode && a.SHA256 == b.SHA256 && a.Target == b.Target && a.Size == b.Size
 }
 
-// changes emits the changes in path order; lowerOf holds each Delete's lower path.
-func (d *differ) changes() ([]Change, []string, error) {
+// changes emits the changes, in the order of the walk.
+func (d *differ) changes() ([]Change, error) {
 	var out []Change
-	var lowerOf []string
-	emit := func(c Change, lower string) {
-		out = append(out, c)
-		lowerOf = append(lowerOf, lower)
-	}
+	emit := func(c Change) { out = append(out, c) }
 	for _, e := range d.entries {
 		dir := e.kind == kindDir
 		switch {
 		case e.kind == kindSpecial:
-			emit(Change{Op: Special, Path: e.path, After: e.after}, "")
+			emit(Change{Op: Special, Path: e.path, After: e.after})
 		case e.linkFrom != "":
-			emit(Change{Op: Link, Path: e.path, From: e.linkFrom, After: e.after}, "")
+			emit(Change{Op: Link, Path: e.path, From: e.linkFrom, After: e.after})
 		case e.from != "":
-			emit(Change{Op: Move, Path: e.path, From: e.from, Dir: dir, Before: e.fromSt, After: e.fromSt}, "")
+			emit(Change{Op: Move, Path: e.path, From: e.from, Dir: dir, Before: e.fromSt, After: e.fromSt})
 			if !sameContent(e.fromSt, e.after) {
-				emit(Change{Op: Modify, Path: e.path, Dir: dir, Before: e.fromSt, After: e.after}, "")
+				emit(Change{Op: Modify, Path: e.path, Dir: dir, Before: e.fromSt, After: e.after})
 			}
 		case e.inPlace:
 			if !sameContent(e.before, e.after) {
-				emit(Change{Op: Modify, Path: e.path, Dir: dir, Before: e.before, After: e.after}, "")
+				emit(Change{Op: Modify, Path: e.path, Dir: dir, Before: e.before, After: e.after})
 			}
 		case e.over != "" && !dir && !d.claimed[e.over] && d.overSameKind(e):
 			// A new file where the vault's file of the same kind stood (sed -i, an
@@ -605,13 +604,13 @@ func (d *differ) changes() ([]Change, []string, error) {
 			d.consumed[e.over] = true
 			before, err := d.lower.state(e.over, d.overStat(e))
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			if !sameContent(before, e.after) {
-				emit(Change{Op: Modify, Path: e.path, Before: before, After: e.after}, "")
+				emit(Change{Op: Modify, Path: e.path, Before: before, After: e.after})
 			}
 		default:
-			emit(Change{Op: Create, Path: e.path, Dir: dir, After: e.after}, "")
+			emit(Change{Op: Create, Path: e.path, Dir: dir, After: e.after})
 		}
 	}
 	for _, r := range d.replaced {
@@ -620,11 +619,11 @@ func (d *differ) changes() ([]Change, []string, error) {
 		}
 		before, err := d.lower.state(r.lower, &r.st)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		emit(Change{Op: Delete, Path: r.path, Dir: kindOf(&r.st) == kindDir, Before: before}, r.lower)
+		emit(Change{Op: Delete, Path: r.path, Dir: kindOf(&r.st) == kindDir, Before: before})
 	}
-	return out, lowerOf, nil
+	return out, nil
 }
 
 func (d *differ) replace(lower, final string, st unix.Stat_t) {
@@ -645,4 +644,30 @@ func (d *differ) overStat(e *upperEntry) *unix.Stat_t {
 func (d *differ) overSameKind(e *upperEntry) bool {
 	st := d.overStat(e)
 	return st != nil && kindOf(st) == e.kind
+}
+
+// renameThroughFolderMoves rewrites each Move's From, found as a vault name, into the
+// name it has once the folder moves above it are applied: the deepest moved folder
+// holding it decides, since that folder's Path is already final.
+func renameThroughFolderMoves(changes []Change) {
+	folderMoves := map[string]string{} // vault name → final name
+	for _, c := range changes {
+		if c.Op == Move && c.Dir {
+			folderMoves[c.From] = c.Path
+		}
+	}
+	if len(folderMoves) == 0 {
+		return
+	}
+	for i, c := range changes {
+		if c.Op != Move {
+			continue
+		}
+		for a := parent(c.From); a != ""; a = parent(a) {
+			if to, ok := folderMoves[a]; ok {
+				changes[i].From = to + c.From[len(a):]
+				break
+			}
+		}
+	}
 }
