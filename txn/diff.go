@@ -24,12 +24,21 @@ import (
 // it, a move out of a folder before the folder's delete, a replaced file's delete
 // before what takes its place.
 //
+// A Move's Before and After both describe the entry moved, as the vault holds it; a
+// change of its content or mode is a Modify of the new name after it. A copy-up that
+// changed neither content nor mode (touch, an open for writing) is no change at all.
+//
 // How a rename is found: as root (opt.Privileged) a copied-up file's origin xattr holds
 // the file handle of its lower inode, compared exactly with the handles of the lower
 // files the layer deleted, and a renamed folder carries a redirect xattr. In a user
 // namespace the origin is empty, so a copy-up at a name the vault does not hold is
 // matched by content and mode against the deleted lower files (the lexically first of
 // equal candidates); a copy-up at a name the vault holds is that file's own copy-up.
+// There, a file moved and then changed, a renamed symlink (no user xattr on a symlink)
+// and a folder mv copied (EXDEV) are creates and deletes.
+//
+// The overlay must be mounted with metacopy=off (a metacopy is refused: its data is
+// not in the upper layer) and, as root, redirect_dir=on for folder moves.
 func Diff(l *Layer, lower string, opt DiffOptions) ([]Change, error) {
 	up, err := openTree(l.Upper)
 	if err != nil {
@@ -359,6 +368,18 @@ func redirectSource(redirect, parentLower string) (string, error) {
 }
 
 func (d *differ) opaque(rel string) (string, bool, error) {
+	// Read under the wrong prefix, an opaque folder would look merged and its deleted
+	// entries would vanish from the diff: a mark under the other prefix is an error.
+	other := "trusted.overlay."
+	if d.opt.Privileged {
+		other = "user.overlay."
+	}
+	if _, wrong, err := d.upper.xattr(rel, other+"opaque"); err != nil || wrong {
+		if err == nil {
+			err = fmt.Errorf("txn: diff: %s carries %sopaque: the overlay was not mounted as DiffOptions.Privileged says", rel, other)
+		}
+		return "", false, err
+	}
 	v, ok, err := d.attr(rel, "opaque")
 	if err != nil || !ok {
 		return "", false, err

@@ -369,3 +369,21 @@ func TestDiffRefusesMetacopy(t *testing.T) {
 		t.Errorf("changes %v, error %v, want a metacopy error", changes, err)
 	}
 }
+
+// Diff told the wrong mount would miss an opaque folder's deletions: it refuses instead.
+func TestDiffRefusesTheOtherMountsMarks(t *testing.T) {
+	for _, mode := range overlayModes {
+		t.Run(mode.name, func(t *testing.T) {
+			base := testBase(t)
+			vault := newTestVault(t, base, baseVault)
+			l := newTestLayer(t, base)
+			changeThroughOverlay(t, base, vault, l, mode.privileged, "rm -r e; mkdir e")
+			if _, err := Diff(l, vault, DiffOptions{Privileged: mode.privileged}); err != nil {
+				t.Fatalf("told the mount: %v", err)
+			}
+			if changes, err := Diff(l, vault, DiffOptions{Privileged: !mode.privileged}); err == nil {
+				t.Errorf("told the other mount: changes %v, want an error", changes)
+			}
+		})
+	}
+}
