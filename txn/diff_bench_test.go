@@ -26,7 +26,7 @@ func BenchmarkDiff(b *testing.B) {
 			}
 			l := newTestLayer(b, base)
 			script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do echo edited >> notes/$(printf %%04d $i).md; i=$((i+1)); done`, n)
-			changeThroughOverlay(b, base, vault, l, true, script)
+			changeThroughOverlay(b, base, vault, l, asRoot, script)
 			for b.Loop() {
 				changes, err := Diff(l, vault, DiffOptions{Privileged: true})
 				if err != nil {

@@ -168,7 +168,7 @@ func TestDiffThroughOverlay(t *testing.T) {
 					base := testBase(t)
 					vault := newTestVault(t, base, baseVault+tc.setup)
 					l := newTestLayer(t, base)
-					changeThroughOverlay(t, base, vault, l, mode.privileged, tc.script)
+					changeThroughOverlay(t, base, vault, l, mode, tc.script)
 					changes, err := Diff(l, vault, DiffOptions{Privileged: mode.privileged})
 					if err != nil {
 						t.Fatal(err)
@@ -226,7 +226,7 @@ func TestDiffModifyStates(t *testing.T) {
 	base := testBase(t)
 	vault := newTestVault(t, base, baseVault)
 	l := newTestLayer(t, base)
-	changeThroughOverlay(t, base, vault, l, true, "printf 'alpha!\n' > a.md")
+	changeThroughOverlay(t, base, vault, l, asRoot, "printf 'alpha!\n' > a.md")
 	changes, err := Diff(l, vault, DiffOptions{Privileged: true})
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +248,7 @@ func TestDiffLimits(t *testing.T) {
 	base := testBase(t)
 	vault := newTestVault(t, base, baseVault)
 	l := newTestLayer(t, base)
-	changeThroughOverlay(t, base, vault, l, true, "echo 1 > one.md; echo 22 > two.md; head -c 5000 /dev/zero > big.bin")
+	changeThroughOverlay(t, base, vault, l, asRoot, "echo 1 > one.md; echo 22 > two.md; head -c 5000 /dev/zero > big.bin")
 	for _, tc := range []struct {
 		opt  DiffOptions
 		what string
@@ -282,7 +282,7 @@ func TestDiffDoesNotFollowLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := newTestLayer(t, base)
-	changeThroughOverlay(t, base, vault, l, true, "rm -r d; ln -s "+outside+" d")
+	changeThroughOverlay(t, base, vault, l, asRoot, "rm -r d; ln -s "+outside+" d")
 	changes, err := Diff(l, vault, DiffOptions{Privileged: true})
 	if err != nil {
 		t.Fatal(err)
@@ -377,7 +377,7 @@ func TestDiffRefusesTheOtherMountsMarks(t *testing.T) {
 			base := testBase(t)
 			vault := newTestVault(t, base, baseVault)
 			l := newTestLayer(t, base)
-			changeThroughOverlay(t, base, vault, l, mode.privileged, "rm -r e; mkdir e")
+			changeThroughOverlay(t, base, vault, l, mode, "rm -r e; mkdir e")
 			if _, err := Diff(l, vault, DiffOptions{Privileged: mode.privileged}); err != nil {
 				t.Fatalf("told the mount: %v", err)
 			}

@@ -78,7 +78,7 @@ func TestLayerRemoveAfterOverlay(t *testing.T) {
 			base := testBase(t)
 			vault := newTestVault(t, base, baseVault)
 			l := newTestLayer(t, base)
-			changeThroughOverlay(t, base, vault, l, mode.privileged, "rm -r d; echo x > a.md; mkdir n")
+			changeThroughOverlay(t, base, vault, l, mode, "rm -r d; echo x > a.md; mkdir n")
 			if err := l.Remove(); err != nil {
 				t.Fatal(err)
 			}
