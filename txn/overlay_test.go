@@ -97,6 +97,9 @@ sh -ec "$TXN_SCRIPT"`
 	argv := append([]string{"unshare"}, append(args, "sh", "-c", wrapper)...)
 	env := append(os.Environ(), "TXN_OPTS="+opts, "TXN_MERGED="+merged, "TXN_SCRIPT="+script)
 	if mode.uid != 0 {
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			missingFeature(t, "no setpriv(1) to run as uid %d: %v", mode.uid, err)
+		}
 		// A non-root server owns its vault and its state folder; the programs it runs
 		// are the system's (a python3 under /root is out of its reach).
 		for _, p := range []string{vault, filepath.Dir(l.Dir), l.Dir, merged} {
