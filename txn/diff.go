@@ -214,7 +214,7 @@ func (d *differ) walk(dir, lowerDir string, mode lowerMode) error {
 			return err
 		}
 		if white {
-			if visible {
+			if lowOK { // in an opaque folder too: a lower entry under a whiteout is gone
 				d.replace(lp, p, lowSt)
 			}
 			continue

@@ -95,6 +95,9 @@ var diffCases = []struct {
 		want: []string{`delete file "e/f.md"`, `create file "e/g.md"`}},
 	{name: "replaced folder, same file again", script: "rm -r e; mkdir e; echo phi > e/f.md; echo new > e/g.md",
 		want: []string{`create file "e/g.md"`}},
+	{name: "replaced folder, renamed", script: "rm -r e; mkdir e; echo new > e/g.md; mv e e2",
+		// the new e lives in the upper layer only: its rename needs no redirect
+		want: []string{`delete dir "e"`, `create dir "e2"`, `create file "e2/g.md"`}},
 	{name: "file replaced by a folder", script: "rm a.md; mkdir a.md; echo x > a.md/x",
 		want: []string{`delete file "a.md"`, `create dir "a.md"`, `create file "a.md/x"`}},
 	{name: "python rename", script: `python3 -c "import os; os.rename('b.md','b2.md')"`,
