@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/afero"
@@ -21,17 +22,17 @@ type CommitOptions struct {
 
 // IncompleteError says the commit stopped after it had begun to change
 // the vault. The journal stays in the layer's folder: keep the layer, and
-// Sweep finishes the commit at the next start.
+// Sweep finishes the commit at the next start. It does not unwrap, so
+// that a conflict met on the way is never taken for a refusal that left
+// the vault untouched.
 type IncompleteError struct {
-	Done, Total int // changes surely applied, of all
-	Err         error
+	Done, Total int   // changes that may have reached the vault, of all
+	Err         error // why it stopped
 }
 
 func (e *IncompleteError) Error() string {
 	return fmt.Sprintf("txn: commit stopped after %d of %d changes, journal kept: %v", e.Done, e.Total, e.Err)
 }
-
-func (e *IncompleteError) Unwrap() error { return e.Err }
 
 // Commit applies judged changes to the vault, in order. vault must be a
 // file system that never follows a link (tools.NoFollowFs): every name
@@ -58,23 +59,34 @@ func Commit(vault afero.Fs, l *Layer, changes []Change, opt CommitOptions) error
 	if len(changes) == 0 {
 		return nil
 	}
-	j, err := writeJournal(l.Dir, changes)
+	c, err := newCommitter(vault, l, changes)
 	if err != nil {
 		return err
 	}
-	defer j.close()
-	c, err := newCommitter(vault, l, changes)
-	if err != nil {
-		return errors.Join(err, j.discard())
-	}
 	defer c.close()
-	done, err := c.run(j, 0, false)
+	// The journal becomes durable while the first wave is staged: only
+	// the first change that reaches the vault has to wait for it.
+	written := make(chan error, 1)
+	go func() {
+		j, err := writeJournal(l.Dir, changes)
+		c.journal = j
+		written <- err
+	}()
+	c.journalWritten = sync.OnceValue(func() error { return <-written })
+	done, err := c.run(0, false)
+	c.journalWritten()
+	if c.journal != nil {
+		defer c.journal.close()
+	}
 	if err == nil {
 		return nil
 	}
 	if done == 0 && !errors.Is(err, errStopped) {
 		// Nothing reached the vault: the journal has no work to finish.
-		if derr := j.discard(); derr == nil {
+		if c.journal == nil {
+			return err
+		}
+		if derr := c.journal.discard(); derr == nil {
 			return err
 		}
 	}
@@ -95,12 +107,12 @@ func validate(changes []Change, id string) error {
 			if c.After == nil || c.Before != nil {
 				return bad("a create needs the new state only")
 			}
-			if entryKind(c.After.Mode) == 0 || c.Dir != c.After.Mode.IsDir() {
+			if kind(c.After.Mode) == 0 || c.Dir != c.After.Mode.IsDir() {
 				return bad("a create makes a file, a folder or a symlink")
 			}
 		case Modify:
-			if c.After == nil || c.Before == nil || entryKind(c.After.Mode) == 0 ||
-				entryKind(c.After.Mode) != entryKind(c.Before.Mode) || c.Dir != c.After.Mode.IsDir() {
+			if c.After == nil || c.Before == nil || kind(c.After.Mode) == 0 ||
+				kind(c.After.Mode) != kind(c.Before.Mode) || c.Dir != c.After.Mode.IsDir() {
 				return bad("a modify keeps the kind of file")
 			}
 		case Delete:
@@ -124,8 +136,8 @@ func validate(changes []Change, id string) error {
 	return nil
 }
 
-// entryKind is the type bits of m if Commit can make that kind, else 0.
-func entryKind(m fs.FileMode) fs.FileMode {
+// kind is the type bits of m if Commit can make that kind, else 0.
+func kind(m fs.FileMode) fs.FileMode {
 	switch t := m.Type(); t {
 	case 0:
 		return 1 // a regular file has no type bit

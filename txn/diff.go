@@ -3,6 +3,7 @@
 package txn
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -15,11 +16,17 @@ import (
 // vault) and says what the command really changed. Nothing is followed: a symlink is a
 // change of its own, never a way into another folder.
 //
-// Paths are the final names (the tree as the command left it); a Move's From is the
-// name the vault holds now, and a Link's From is the final name of the other link. The
-// order is the order to apply them in: by path, each change after what it needs (a
-// folder before what it holds, a move out of a folder before that folder is moved or
-// deleted, a replaced file's delete before what takes its place).
+// The changes are in the order to apply them in, one after another, and each name is
+// the name at that point: Paths are final names (the tree as the command left it), a
+// Move's From is the vault's name with the folder moves before it applied, a Link's
+// From is the final name of the other link. The order is by path, each change after
+// what it needs: a folder before what it holds, a folder's move before a move out of
+// it, a move out of a folder before the folder's delete, a replaced file's delete
+// before what takes its place.
+//
+// A Move's Before and After both describe the entry moved, as the vault holds it; a
+// change of its content or mode is a Modify of the new name after it. A copy-up that
+// changed neither content nor mode (touch, an open for writing) is no change at all.
 //
 // How a rename is found: as root (opt.Privileged) a copied-up file's origin xattr holds
 // the file handle of its lower inode, compared exactly with the handles of the lower
@@ -27,6 +34,11 @@ import (
 // namespace the origin is empty, so a copy-up at a name the vault does not hold is
 // matched by content and mode against the deleted lower files (the lexically first of
 // equal candidates); a copy-up at a name the vault holds is that file's own copy-up.
+// There, a file moved and then changed, a renamed symlink (no user xattr on a symlink)
+// and a folder mv copied (EXDEV) are creates and deletes.
+//
+// The overlay must be mounted with metacopy=off (a metacopy is refused: its data is
+// not in the upper layer) and, as root, redirect_dir=on for folder moves.
 func Diff(l *Layer, lower string, opt DiffOptions) ([]Change, error) {
 	up, err := openTree(l.Upper)
 	if err != nil {
@@ -55,11 +67,12 @@ func Diff(l *Layer, lower string, opt DiffOptions) ([]Change, error) {
 		return nil, err
 	}
 	d.linkGroups()
-	changes, lowerOf, err := d.changes()
+	changes, err := d.changes()
 	if err != nil {
 		return nil, err
 	}
-	return order(changes, lowerOf), nil
+	renameThroughFolderMoves(changes)
+	return order(changes), nil
 }
 
 // lowerMode says how an upper folder relates to the lower folder at its comparison path.
@@ -71,16 +84,16 @@ const (
 	lowerReplaced                  // opaque: the lower entries are gone, names in the upper replace them
 )
 
-type kind uint8
+type entryKind uint8
 
 const (
-	kindFile kind = iota
+	kindFile entryKind = iota
 	kindDir
 	kindSymlink
 	kindSpecial
 )
 
-func kindOf(st *unix.Stat_t) kind {
+func kindOf(st *unix.Stat_t) entryKind {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		return kindFile
@@ -92,11 +105,11 @@ func kindOf(st *unix.Stat_t) kind {
 	return kindSpecial
 }
 
-// entry is one name in the upper layer (whiteouts aside).
-type entry struct {
+// upperEntry is one name in the upper layer (whiteouts aside).
+type upperEntry struct {
 	path  string // final, vault-relative
 	lower string // the lower path it is compared with
-	kind  kind
+	kind  entryKind
 	st    unix.Stat_t
 	after *State
 
@@ -123,7 +136,7 @@ type differ struct {
 	xattrPrefix  string
 
 	files, bytes int64
-	entries      []*entry
+	entries      []*upperEntry
 	replaced     []replacedEntry
 	replacedAt   map[string]int  // lower path → index in replaced
 	claimed      map[string]bool // lower paths accounted for by a move
@@ -156,7 +169,17 @@ func join(dir, name string) string {
 // walk reads the upper folder dir (final path) whose comparison path in the lower is
 // lowerDir.
 func (d *differ) walk(dir, lowerDir string, mode lowerMode) error {
-	names, err := d.upper.names(dir)
+	var budget int64
+	if d.opt.MaxFiles > 0 {
+		budget = int64(d.opt.MaxFiles) - d.files
+		if budget <= 0 {
+			budget = -1 // any name at all is over
+		}
+	}
+	names, err := d.upper.names(dir, max(budget, 0))
+	if errors.Is(err, errTooMany) || (budget < 0 && len(names) > 0) {
+		return &LimitError{What: "files", Limit: int64(d.opt.MaxFiles), Got: d.files + int64(len(names))}
+	}
 	if err != nil {
 		return err
 	}
@@ -191,12 +214,12 @@ func (d *differ) walk(dir, lowerDir string, mode lowerMode) error {
 			return err
 		}
 		if white {
-			if visible {
+			if lowOK { // in an opaque folder too: a lower entry under a whiteout is gone
 				d.replace(lp, p, lowSt)
 			}
 			continue
 		}
-		e := &entry{path: p, lower: lp, kind: kindOf(&st), st: st}
+		e := &upperEntry{path: p, lower: lp, kind: kindOf(&st), st: st}
 		if e.kind == kindDir {
 			if err := d.walkFolder(e, lowSt, lowOK, visible, mode); err != nil {
 				return err
@@ -235,7 +258,7 @@ func (d *differ) walk(dir, lowerDir string, mode lowerMode) error {
 		}
 	}
 	if mode == lowerReplaced {
-		lowerNames, err := d.lower.names(lowerDir)
+		lowerNames, err := d.lower.names(lowerDir, 0)
 		if err != nil {
 			return err
 		}
@@ -257,7 +280,7 @@ func (d *differ) walk(dir, lowerDir string, mode lowerMode) error {
 }
 
 // walkFolder classifies the upper folder e and walks into it.
-func (d *differ) walkFolder(e *entry, lowSt unix.Stat_t, lowOK, visible bool, mode lowerMode) error {
+func (d *differ) walkFolder(e *upperEntry, lowSt unix.Stat_t, lowOK, visible bool, mode lowerMode) error {
 	var err error
 	if e.after, err = d.upper.state(e.path, &e.st); err != nil {
 		return err
@@ -345,6 +368,18 @@ func redirectSource(redirect, parentLower string) (string, error) {
 }
 
 func (d *differ) opaque(rel string) (string, bool, error) {
+	// Read under the wrong prefix, an opaque folder would look merged and its deleted
+	// entries would vanish from the diff: a mark under the other prefix is an error.
+	other := "trusted.overlay."
+	if d.opt.Privileged {
+		other = "user.overlay."
+	}
+	if _, wrong, err := d.upper.xattr(rel, other+"opaque"); err != nil || wrong {
+		if err == nil {
+			err = fmt.Errorf("txn: diff: %s carries %sopaque: the overlay was not mounted as DiffOptions.Privileged says", rel, other)
+		}
+		return "", false, err
+	}
 	v, ok, err := d.attr(rel, "opaque")
 	if err != nil || !ok {
 		return "", false, err
@@ -367,9 +402,17 @@ func (d *differ) isWhiteout(rel string, st *unix.Stat_t) (bool, error) {
 	return false, nil
 }
 
-func (d *differ) readOrigin(e *entry) error {
+func (d *differ) readOrigin(e *upperEntry) error {
 	v, ok, err := d.attr(e.path, "origin")
 	if err != nil || !ok {
+		return err
+	}
+	// A metacopy holds only metadata, its data stays in the lower layer: reading it
+	// here would hash a hole. Only copy-ups carry it, so it is sought only beside an origin.
+	if _, meta, err := d.attr(e.path, "metacopy"); err != nil || meta {
+		if err == nil {
+			err = fmt.Errorf("txn: diff: %s is a metacopy: mount the overlay with metacopy=off", e.path)
+		}
 		return err
 	}
 	if !d.opt.Privileged {
@@ -383,7 +426,7 @@ func (d *differ) readOrigin(e *entry) error {
 
 // copyUpOf says whether e is the copy-up of the lower entry at lp (rather than a rename
 // onto that name).
-func (d *differ) copyUpOf(e *entry, lp string) (bool, error) {
+func (d *differ) copyUpOf(e *upperEntry, lp string) (bool, error) {
 	if !d.opt.Privileged {
 		return true, nil
 	}
@@ -404,7 +447,7 @@ type candidate struct {
 // claimMoves gives each copy-up that is not in place the deleted lower file it came
 // from, if any: by handle as root, by content and mode in a user namespace.
 func (d *differ) claimMoves() error {
-	var seekers []*entry
+	var seekers []*upperEntry
 	for _, e := range d.entries {
 		if e.copyUp && !e.inPlace && (e.kind == kindFile || e.kind == kindSymlink) {
 			seekers = append(seekers, e)
@@ -451,7 +494,7 @@ func (d *differ) claimMoves() error {
 }
 
 // matchContent finds the lexically first unclaimed candidate of e's kind, mode and content.
-func (d *differ) matchContent(e *entry, cands []*candidate) (*candidate, error) {
+func (d *differ) matchContent(e *upperEntry, cands []*candidate) (*candidate, error) {
 	for _, c := range cands {
 		if d.claimed[c.lower] || kindOf(&c.st) != e.kind || fileMode(c.st.Mode) != e.after.Mode || c.st.Size != e.after.Size {
 			continue
@@ -483,7 +526,7 @@ func (d *differ) candidates() ([]*candidate, error) {
 			if d.claimed[lower] {
 				return nil
 			}
-			names, err := d.lower.names(lower)
+			names, err := d.lower.names(lower, 0)
 			if err != nil {
 				return err
 			}
@@ -515,7 +558,7 @@ func (d *differ) candidates() ([]*candidate, error) {
 // first name: the in-place copy-up or the moved file if there is one, else the first by path.
 func (d *differ) linkGroups() {
 	type inode struct{ dev, ino uint64 }
-	groups := map[inode][]*entry{}
+	groups := map[inode][]*upperEntry{}
 	var keys []inode
 	for _, e := range d.entries {
 		if e.kind != kindFile || e.st.Nlink < 2 {
@@ -556,29 +599,25 @@ func sameContent(a, b *State) bool {
 	return a.Mode == b.Mode && a.SHA256 == b.SHA256 && a.Target == b.Target && a.Size == b.Size
 }
 
-// changes emits the changes in path order; lowerOf holds each Delete's lower path.
-func (d *differ) changes() ([]Change, []string, error) {
+// changes emits the changes, in the order of the walk.
+func (d *differ) changes() ([]Change, error) {
 	var out []Change
-	var lowerOf []string
-	emit := func(c Change, lower string) {
-		out = append(out, c)
-		lowerOf = append(lowerOf, lower)
-	}
+	emit := func(c Change) { out = append(out, c) }
 	for _, e := range d.entries {
 		dir := e.kind == kindDir
 		switch {
 		case e.kind == kindSpecial:
-			emit(Change{Op: Special, Path: e.path, After: e.after}, "")
+			emit(Change{Op: Special, Path: e.path, After: e.after})
 		case e.linkFrom != "":
-			emit(Change{Op: Link, Path: e.path, From: e.linkFrom, After: e.after}, "")
+			emit(Change{Op: Link, Path: e.path, From: e.linkFrom, After: e.after})
 		case e.from != "":
-			emit(Change{Op: Move, Path: e.path, From: e.from, Dir: dir, Before: e.fromSt, After: e.fromSt}, "")
+			emit(Change{Op: Move, Path: e.path, From: e.from, Dir: dir, Before: e.fromSt, After: e.fromSt})
 			if !sameContent(e.fromSt, e.after) {
-				emit(Change{Op: Modify, Path: e.path, Dir: dir, Before: e.fromSt, After: e.after}, "")
+				emit(Change{Op: Modify, Path: e.path, Dir: dir, Before: e.fromSt, After: e.after})
 			}
 		case e.inPlace:
 			if !sameContent(e.before, e.after) {
-				emit(Change{Op: Modify, Path: e.path, Dir: dir, Before: e.before, After: e.after}, "")
+				emit(Change{Op: Modify, Path: e.path, Dir: dir, Before: e.before, After: e.after})
 			}
 		case e.over != "" && !dir && !d.claimed[e.over] && d.overSameKind(e):
 			// A new file where the vault's file of the same kind stood (sed -i, an
@@ -586,13 +625,13 @@ func (d *differ) changes() ([]Change, []string, error) {
 			d.consumed[e.over] = true
 			before, err := d.lower.state(e.over, d.overStat(e))
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			if !sameContent(before, e.after) {
-				emit(Change{Op: Modify, Path: e.path, Before: before, After: e.after}, "")
+				emit(Change{Op: Modify, Path: e.path, Before: before, After: e.after})
 			}
 		default:
-			emit(Change{Op: Create, Path: e.path, Dir: dir, After: e.after}, "")
+			emit(Change{Op: Create, Path: e.path, Dir: dir, After: e.after})
 		}
 	}
 	for _, r := range d.replaced {
@@ -601,11 +640,11 @@ func (d *differ) changes() ([]Change, []string, error) {
 		}
 		before, err := d.lower.state(r.lower, &r.st)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		emit(Change{Op: Delete, Path: r.path, Dir: kindOf(&r.st) == kindDir, Before: before}, r.lower)
+		emit(Change{Op: Delete, Path: r.path, Dir: kindOf(&r.st) == kindDir, Before: before})
 	}
-	return out, lowerOf, nil
+	return out, nil
 }
 
 func (d *differ) replace(lower, final string, st unix.Stat_t) {
@@ -616,14 +655,40 @@ func (d *differ) replace(lower, final string, st unix.Stat_t) {
 	d.replaced = append(d.replaced, replacedEntry{lower: lower, path: final, st: st})
 }
 
-func (d *differ) overStat(e *entry) *unix.Stat_t {
+func (d *differ) overStat(e *upperEntry) *unix.Stat_t {
 	if i, ok := d.replacedAt[e.over]; ok {
 		return &d.replaced[i].st
 	}
 	return nil
 }
 
-func (d *differ) overSameKind(e *entry) bool {
+func (d *differ) overSameKind(e *upperEntry) bool {
 	st := d.overStat(e)
 	return st != nil && kindOf(st) == e.kind
+}
+
+// renameThroughFolderMoves rewrites each Move's From, found as a vault name, into the
+// name it has once the folder moves above it are applied: the deepest moved folder
+// holding it decides, since that folder's Path is already final.
+func renameThroughFolderMoves(changes []Change) {
+	folderMoves := map[string]string{} // vault name → final name
+	for _, c := range changes {
+		if c.Op == Move && c.Dir {
+			folderMoves[c.From] = c.Path
+		}
+	}
+	if len(folderMoves) == 0 {
+		return
+	}
+	for i, c := range changes {
+		if c.Op != Move {
+			continue
+		}
+		for a := parent(c.From); a != ""; a = parent(a) {
+			if to, ok := folderMoves[a]; ok {
+				changes[i].From = to + c.From[len(a):]
+				break
+			}
+		}
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // baseVault is the vault most cases start from.
@@ -93,6 +95,9 @@ var diffCases = []struct {
 		want: []string{`delete file "e/f.md"`, `create file "e/g.md"`}},
 	{name: "replaced folder, same file again", script: "rm -r e; mkdir e; echo phi > e/f.md; echo new > e/g.md",
 		want: []string{`create file "e/g.md"`}},
+	{name: "replaced folder, renamed", script: "rm -r e; mkdir e; echo new > e/g.md; mv e e2",
+		// the new e lives in the upper layer only: its rename needs no redirect
+		want: []string{`delete dir "e"`, `create dir "e2"`, `create file "e2/g.md"`}},
 	{name: "file replaced by a folder", script: "rm a.md; mkdir a.md; echo x > a.md/x",
 		want: []string{`delete file "a.md"`, `create dir "a.md"`, `create file "a.md/x"`}},
 	{name: "python rename", script: `python3 -c "import os; os.rename('b.md','b2.md')"`,
@@ -120,9 +125,18 @@ var diffCases = []struct {
 		want:       []string{`create dir "n"`, `move dir "d" -> "n/d2"`},
 		wantUserNS: []string{`delete dir "d"`, `create dir "n"`, `create dir "n/d2"`, `create file "n/d2/c.md"`}},
 	{name: "file moved out of a renamed folder", script: "mv d d2; mv d2/c.md c.md",
-		want: []string{`move file "d/c.md" -> "c.md"`, `move dir "d" -> "d2"`},
+		want: []string{`move dir "d" -> "d2"`, `move file "d2/c.md" -> "c.md"`},
 		// mv copies the folder (EXDEV), so c.md is a copy's rename: a new file.
 		wantUserNS: []string{`create file "c.md"`, `delete dir "d"`, `create dir "d2"`}},
+	{name: "renames inside a renamed folder", setup: "mkdir d/sub; echo x > d/sub/x.md",
+		script: "mv d d2; mv d2/sub d2/sub2; mv d2/sub2/x.md d2/y.md; mv d2/c.md top.md",
+		want: []string{`move dir "d" -> "d2"`, `move dir "d2/sub" -> "d2/sub2"`,
+			`move file "d2/sub2/x.md" -> "d2/y.md"`, `move file "d2/c.md" -> "top.md"`},
+		wantUserNS: []string{`delete dir "d"`, `create dir "d2"`, `create dir "d2/sub2"`,
+			`create file "d2/y.md"`, `create file "top.md"`}},
+	{name: "delete inside a renamed folder", script: "mv d d2; rm d2/c.md",
+		want:       []string{`move dir "d" -> "d2"`, `delete file "d2/c.md"`},
+		wantUserNS: []string{`delete dir "d"`, `create dir "d2"`}},
 	{name: "symlink renamed", setup: "ln -s a.md l", script: "mv l l2",
 		want: []string{`move symlink "l" -> "l2"`},
 		// a symlink can't carry a user.* xattr, so its copy-up has no origin to trace
@@ -155,9 +169,9 @@ func TestDiffThroughOverlay(t *testing.T) {
 			for _, tc := range diffCases {
 				t.Run(tc.name, func(t *testing.T) {
 					base := testBase(t)
-					vault := newVault(t, base, baseVault+tc.setup)
+					vault := newTestVault(t, base, baseVault+tc.setup)
 					l := newTestLayer(t, base)
-					changeThroughOverlay(t, base, vault, l, mode.privileged, tc.script)
+					changeThroughOverlay(t, base, vault, l, mode, tc.script)
 					changes, err := Diff(l, vault, DiffOptions{Privileged: mode.privileged})
 					if err != nil {
 						t.Fatal(err)
@@ -213,9 +227,9 @@ func checkStates(t *testing.T, vault string, l *Layer, c Change) {
 
 func TestDiffModifyStates(t *testing.T) {
 	base := testBase(t)
-	vault := newVault(t, base, baseVault)
+	vault := newTestVault(t, base, baseVault)
 	l := newTestLayer(t, base)
-	changeThroughOverlay(t, base, vault, l, true, "printf 'alpha!\n' > a.md")
+	changeThroughOverlay(t, base, vault, l, asRoot, "printf 'alpha!\n' > a.md")
 	changes, err := Diff(l, vault, DiffOptions{Privileged: true})
 	if err != nil {
 		t.Fatal(err)
@@ -235,9 +249,9 @@ func TestDiffModifyStates(t *testing.T) {
 
 func TestDiffLimits(t *testing.T) {
 	base := testBase(t)
-	vault := newVault(t, base, baseVault)
+	vault := newTestVault(t, base, baseVault)
 	l := newTestLayer(t, base)
-	changeThroughOverlay(t, base, vault, l, true, "echo 1 > one.md; echo 22 > two.md; head -c 5000 /dev/zero > big.bin")
+	changeThroughOverlay(t, base, vault, l, asRoot, "echo 1 > one.md; echo 22 > two.md; head -c 5000 /dev/zero > big.bin")
 	for _, tc := range []struct {
 		opt  DiffOptions
 		what string
@@ -265,13 +279,13 @@ func TestDiffLimits(t *testing.T) {
 // of the vault stood is a change of its own, and nothing behind it is read.
 func TestDiffDoesNotFollowLinks(t *testing.T) {
 	base := testBase(t)
-	vault := newVault(t, base, baseVault)
+	vault := newTestVault(t, base, baseVault)
 	outside := filepath.Join(base, "outside")
 	if err := os.MkdirAll(filepath.Join(outside, "secret"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	l := newTestLayer(t, base)
-	changeThroughOverlay(t, base, vault, l, true, "rm -r d; ln -s "+outside+" d")
+	changeThroughOverlay(t, base, vault, l, asRoot, "rm -r d; ln -s "+outside+" d")
 	changes, err := Diff(l, vault, DiffOptions{Privileged: true})
 	if err != nil {
 		t.Fatal(err)
@@ -283,5 +297,96 @@ func TestDiffDoesNotFollowLinks(t *testing.T) {
 	want := []string{`delete dir "d"`, fmt.Sprintf(`create symlink "d" -> %q`, outside)}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("changes %q, want %q", got, want)
+	}
+}
+
+// craftedUpper builds an upper layer by hand, for forms the kernel here does not write
+// itself (xattr whiteouts) and for xattrs no command can set through the overlay.
+func craftedUpper(t *testing.T, build func(upper string)) (string, *Layer) {
+	t.Helper()
+	base := testBase(t)
+	vault := newTestVault(t, base, baseVault)
+	l := newTestLayer(t, base)
+	build(l.Upper)
+	return vault, l
+}
+
+func setXattr(t *testing.T, p, name, value string) {
+	t.Helper()
+	if err := unix.Lsetxattr(p, name, []byte(value), 0); err != nil {
+		missingFeature(t, "set %s on %s: %v", name, p, err)
+	}
+}
+
+func TestDiffXattrWhiteout(t *testing.T) {
+	vault, l := craftedUpper(t, func(upper string) {
+		e := filepath.Join(upper, "e")
+		if err := os.Mkdir(e, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		setXattr(t, e, "trusted.overlay.opaque", "x") // holds xattr whiteouts; not opaque
+		if err := os.WriteFile(filepath.Join(e, "f.md"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		setXattr(t, filepath.Join(e, "f.md"), "trusted.overlay.whiteout", "")
+	})
+	changes, err := Diff(l, vault, DiffOptions{Privileged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 1 || summary(changes[0]) != `delete file "e/f.md"` {
+		t.Errorf("changes %v, want the delete of e/f.md", changes)
+	}
+}
+
+// A redirect that would name something outside the vault is an error, never a path.
+func TestDiffRedirectOutsideVault(t *testing.T) {
+	for _, redirect := range []string{"../../etc", "/../etc", "a/../../x", ""} {
+		vault, l := craftedUpper(t, func(upper string) {
+			d := filepath.Join(upper, "d2")
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			setXattr(t, d, "trusted.overlay.redirect", redirect)
+		})
+		if changes, err := Diff(l, vault, DiffOptions{Privileged: true}); err == nil {
+			t.Errorf("redirect %q: changes %v, want an error", redirect, changes)
+		}
+	}
+}
+
+// A metacopy holds no data: Diff refuses it rather than hash a hole as the new content.
+func TestDiffRefusesMetacopy(t *testing.T) {
+	vault, l := craftedUpper(t, func(upper string) {
+		p := filepath.Join(upper, "a.md")
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, 6); err != nil {
+			t.Fatal(err)
+		}
+		setXattr(t, p, "trusted.overlay.origin", "")
+		setXattr(t, p, "trusted.overlay.metacopy", "")
+	})
+	if changes, err := Diff(l, vault, DiffOptions{Privileged: true}); err == nil || !strings.Contains(err.Error(), "metacopy") {
+		t.Errorf("changes %v, error %v, want a metacopy error", changes, err)
+	}
+}
+
+// Diff told the wrong mount would miss an opaque folder's deletions: it refuses instead.
+func TestDiffRefusesTheOtherMountsMarks(t *testing.T) {
+	for _, mode := range overlayModes {
+		t.Run(mode.name, func(t *testing.T) {
+			base := testBase(t)
+			vault := newTestVault(t, base, baseVault)
+			l := newTestLayer(t, base)
+			changeThroughOverlay(t, base, vault, l, mode, "rm -r e; mkdir e")
+			if _, err := Diff(l, vault, DiffOptions{Privileged: mode.privileged}); err != nil {
+				t.Fatalf("told the mount: %v", err)
+			}
+			if changes, err := Diff(l, vault, DiffOptions{Privileged: !mode.privileged}); err == nil {
+				t.Errorf("told the other mount: changes %v, want an error", changes)
+			}
+		})
 	}
 }

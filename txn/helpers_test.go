@@ -3,6 +3,7 @@ package txn_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,12 +25,17 @@ type vault struct {
 func newVault(t testing.TB) *vault {
 	t.Helper()
 	dir := t.TempDir()
+	return &vault{dir: dir, fs: newVaultFs(t, dir)}
+}
+
+func newVaultFs(t testing.TB, dir string) *tools.NoFollowFs {
+	t.Helper()
 	nf, err := tools.OpenNoFollowFs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nf.Close() })
-	return &vault{dir: dir, fs: nf}
+	return nf
 }
 
 // put writes a file of the vault (or of an upper layer), folders and all.
@@ -202,4 +208,10 @@ func needRoot(t *testing.T) {
 func exists(name string) bool {
 	_, err := os.Lstat(name)
 	return err == nil
+}
+
+// stopped tells whether err is a commit cut by the test hook.
+func stopped(err error) bool {
+	var inc *txn.IncompleteError
+	return errors.As(err, &inc) && errors.Is(inc.Err, txn.ErrStopped)
 }

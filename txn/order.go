@@ -10,9 +10,9 @@ import (
 var opRank = [...]int{Delete: 0, Move: 1, Create: 2, Modify: 3, Special: 4, Link: 5}
 
 // order sorts changes by path and then moves each after what it needs, keeping the
-// path order wherever no need says otherwise. lowerOf[i] is change i's lower path for a
-// Delete. If the needs form a cycle (a swap of two names), the rest keep path order.
-func order(changes []Change, lowerOf []string) []Change {
+// path order wherever no need says otherwise. If the needs form a cycle (a swap of two
+// names), the rest keep path order.
+func order(changes []Change) []Change {
 	idx := make([]int, len(changes))
 	for i := range idx {
 		idx[i] = i
@@ -28,17 +28,15 @@ func order(changes []Change, lowerOf []string) []Change {
 		return x.From < y.From
 	})
 	sorted := make([]Change, len(changes))
-	lower := make([]string, len(changes))
 	for i, j := range idx {
-		sorted[i], lower[i] = changes[j], lowerOf[j]
+		sorted[i] = changes[j]
 	}
 
 	// Where each name is made (a folder created or moved in, a file's final name) and
-	// where lower names leave (a folder moved away, a deleted lower entry).
+	// where a name leaves (a delete).
 	makes := map[string][]int{}
 	folderAt := map[string]int{}
-	movedFrom := map[string]int{}
-	deletedLower := map[string]int{}
+	deletedAt := map[string]int{}
 	for i, c := range sorted {
 		if c.Op != Delete {
 			makes[c.Path] = append(makes[c.Path], i)
@@ -46,11 +44,8 @@ func order(changes []Change, lowerOf []string) []Change {
 		if c.Dir && (c.Op == Create || c.Op == Move) {
 			folderAt[c.Path] = i
 		}
-		if c.Op == Move && c.Dir {
-			movedFrom[c.From] = i
-		}
 		if c.Op == Delete {
-			deletedLower[lower[i]] = i
+			deletedAt[c.Path] = i
 		}
 	}
 	after := make([][]int, len(sorted)) // after[i]: changes that must wait for i
@@ -76,10 +71,10 @@ func order(changes []Change, lowerOf []string) []Change {
 		}
 		if c.Op == Move {
 			for a := parent(c.From); a != ""; a = parent(a) {
-				if j, ok := movedFrom[a]; ok {
-					need(i, j)
+				if j, ok := folderAt[a]; ok {
+					need(j, i) // moved out of a folder that was moved here first
 				}
-				if j, ok := deletedLower[a]; ok {
+				if j, ok := deletedAt[a]; ok {
 					need(i, j)
 				}
 			}

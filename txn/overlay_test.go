@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -15,13 +16,18 @@ import (
 // mountFailed is the exit code of the mount script when the kernel would not mount the overlay.
 const mountFailed = 97
 
-// overlayMode is how a test mounts the overlay: as real root, or in a user namespace.
+// overlayMode is how a test mounts the overlay: as real root, or in a user namespace
+// (of root, or of a non-root server's uid, which then owns the vault and the layer).
 type overlayMode struct {
 	name       string
 	privileged bool
+	uid        int
 }
 
-var overlayModes = []overlayMode{{"root", true}, {"userns", false}}
+var (
+	asRoot       = overlayMode{"root", true, 0}
+	overlayModes = []overlayMode{asRoot, {"userns", false, 0}, {"nonroot", false, 65534}}
+)
 
 // missingFeature stops a test that the kernel cannot run: a failure in CI, where every
 // feature must be there, a skip with the reason elsewhere.
@@ -44,8 +50,8 @@ func testBase(t testing.TB) string {
 	return dir
 }
 
-// newVault makes a vault folder and fills it by running setup (sh) inside it.
-func newVault(t testing.TB, base, setup string) string {
+// newTestVault makes a vault folder and fills it by running setup (sh) inside it.
+func newTestVault(t testing.TB, base, setup string) string {
 	t.Helper()
 	vault := filepath.Join(base, "vault")
 	if err := os.Mkdir(vault, 0o755); err != nil {
@@ -67,8 +73,9 @@ func runShell(t testing.TB, dir, script string) {
 // changeThroughOverlay mounts vault as the lower layer of l in a private mount namespace
 // (a user namespace too when !privileged), runs script in the merged view as a program
 // would, and unmounts: the namespace ends with the script.
-func changeThroughOverlay(t testing.TB, base, vault string, l *Layer, privileged bool, script string) {
+func changeThroughOverlay(t testing.TB, base, vault string, l *Layer, mode overlayMode, script string) {
 	t.Helper()
+	privileged := mode.privileged
 	if _, err := exec.LookPath("unshare"); err != nil {
 		missingFeature(t, "no unshare(1) to make a mount namespace: %v", err)
 	}
@@ -87,8 +94,30 @@ func changeThroughOverlay(t testing.TB, base, vault string, l *Layer, privileged
 	wrapper := `mount -t overlay overlay -o "$TXN_OPTS" "$TXN_MERGED" || exit ` + "97" + `
 cd "$TXN_MERGED"
 sh -ec "$TXN_SCRIPT"`
-	cmd := exec.Command("unshare", append(args, "sh", "-c", wrapper)...)
-	cmd.Env = append(os.Environ(), "TXN_OPTS="+opts, "TXN_MERGED="+merged, "TXN_SCRIPT="+script)
+	argv := append([]string{"unshare"}, append(args, "sh", "-c", wrapper)...)
+	env := append(os.Environ(), "TXN_OPTS="+opts, "TXN_MERGED="+merged, "TXN_SCRIPT="+script)
+	if mode.uid != 0 {
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			missingFeature(t, "no setpriv(1) to run as uid %d: %v", mode.uid, err)
+		}
+		// A non-root server owns its vault and its state folder; the programs it runs
+		// are the system's (a python3 under /root is out of its reach).
+		for _, p := range []string{vault, filepath.Dir(l.Dir), l.Dir, merged} {
+			if out, err := exec.Command("chown", "-R", strconv.Itoa(mode.uid)+":"+strconv.Itoa(mode.uid), p).CombinedOutput(); err != nil {
+				t.Fatalf("chown %s: %v\n%s", p, err, out)
+			}
+		}
+		for _, p := range []string{base, filepath.Dir(filepath.Dir(l.Dir))} {
+			if err := os.Chmod(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		id := strconv.Itoa(mode.uid)
+		argv = append([]string{"setpriv", "--reuid=" + id, "--regid=" + id, "--clear-groups"}, argv...)
+		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -91,8 +91,9 @@ func finish(vault afero.Fs, l *Layer) error {
 		return err
 	}
 	defer c.close()
-	if n, err := c.run(j, done, true); err != nil {
-		return &IncompleteError{Done: n, Total: len(changes), Err: err}
+	c.journal = j
+	if n, err := c.run(done, true); err != nil {
+		return fmt.Errorf("txn: commit stopped after %d of %d changes: %w", n, len(changes), err)
 	}
 	return nil
 }

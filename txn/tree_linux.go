@@ -21,6 +21,7 @@ import (
 type tree struct {
 	root int
 	name string // for error messages
+	buf  []byte // reused by sha256
 }
 
 func openTree(dir string) (*tree, error) {
@@ -64,21 +65,34 @@ func (t *tree) lstat(rel string) (st unix.Stat_t, ok bool, err error) {
 	return st, true, nil
 }
 
-// names lists the folder rel, sorted, so that every walk is deterministic.
-func (t *tree) names(rel string) ([]string, error) {
+// names lists the folder rel, sorted, so that every walk is deterministic. A folder
+// with more than max names (max > 0) stops the listing early with errTooMany.
+func (t *tree) names(rel string, max int64) ([]string, error) {
 	fd, err := t.open(rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), path.Join(t.name, rel))
 	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, fmt.Errorf("txn: read folder %s: %w", f.Name(), err)
+	var names []string
+	for {
+		batch, err := f.Readdirnames(1024)
+		names = append(names, batch...)
+		if errors.Is(err, io.EOF) || (err == nil && len(batch) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("txn: read folder %s: %w", f.Name(), err)
+		}
+		if max > 0 && int64(len(names)) > max {
+			return names, errTooMany
+		}
 	}
 	sort.Strings(names)
 	return names, nil
 }
+
+var errTooMany = errors.New("txn: too many names in one folder")
 
 // xattr reads the attribute of rel itself; ok is false when it has none by that name.
 func (t *tree) xattr(rel, attr string) (value []byte, ok bool, err error) {
@@ -169,24 +183,37 @@ func (t *tree) state(rel string, st *unix.Stat_t) (*State, error) {
 }
 
 func (t *tree) sha256(rel string, st *unix.Stat_t) (string, error) {
+	// O_NONBLOCK: should a FIFO have taken the file's place, the open must not hang.
 	fd, err := t.open(rel, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
 		return "", err
 	}
-	f := os.NewFile(uintptr(fd), path.Join(t.name, rel))
-	defer f.Close()
+	defer unix.Close(fd)
+	name := path.Join(t.name, rel)
 	var now unix.Stat_t
 	if err := unix.Fstat(fd, &now); err != nil {
-		return "", &fs.PathError{Op: "fstat", Path: f.Name(), Err: err}
+		return "", &fs.PathError{Op: "fstat", Path: name, Err: err}
 	}
 	if now.Ino != st.Ino || now.Dev != st.Dev || now.Mode&unix.S_IFMT != unix.S_IFREG {
-		return "", fmt.Errorf("txn: %s changed while it was read", f.Name())
+		return "", fmt.Errorf("txn: %s changed while it was read", name)
+	}
+	if t.buf == nil {
+		t.buf = make([]byte, 64<<10)
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("txn: read %s: %w", f.Name(), err)
+	for {
+		n, err := unix.Read(fd, t.buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return "", &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if n == 0 {
+			return hex.EncodeToString(h.Sum(nil)), nil
+		}
+		h.Write(t.buf[:n])
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func (t *tree) readlink(rel string) (string, error) {
