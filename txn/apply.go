@@ -210,10 +210,13 @@ func (c *committer) stage(i int, p *prepared, resume bool) error {
 		return err
 	}
 	tmp := path.Join(parentOf(ch.Path), tempPrefix(c.id)+strconv.Itoa(i))
-	if err := c.vault.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err // a temporary file left by a crash is redone
-	}
 	f, err := c.vault.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		// Left by a crash: made anew, never written through.
+		if err = c.vault.Remove(tmp); err == nil {
+			f, err = c.vault.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		}
+	}
 	if err != nil {
 		return err
 	}
