@@ -25,6 +25,10 @@ type committer struct {
 	changes []Change
 	id      string // the layer's, in the names of temporary files
 	upper   int    // the upper folder, O_DIRECTORY
+	journal *journal
+	// journalWritten, when set, waits until the journal is durable; no
+	// change may reach the vault before.
+	journalWritten func() error
 }
 
 func newCommitter(vault afero.Fs, l *Layer, changes []Change) (*committer, error) {
@@ -52,7 +56,7 @@ const stageWorkers = 8
 // vault: each step then checks what the vault holds and converges, or
 // refuses what is neither the old state nor the new one. It returns how
 // many changes may have reached the vault.
-func (c *committer) run(j *journal, from int, resume bool) (int, error) {
+func (c *committer) run(from int, resume bool) (int, error) {
 	done := from
 	for done < len(c.changes) {
 		end := waveEnd(c.changes, done)
@@ -64,7 +68,8 @@ func (c *committer) run(j *journal, from int, resume bool) (int, error) {
 				return end, err
 			}
 		}
-		if err := j.mark(end); err != nil {
+		// The last mark need not be durable: redoing the last wave is safe.
+		if err := c.journal.mark(end, end < len(c.changes)); err != nil {
 			return end, err
 		}
 		done = end
@@ -116,7 +121,11 @@ func namesOf(c Change) []string {
 // order and fsyncs the folders they touched.
 func (c *committer) applyWave(start, end int, resume bool) (int, error) {
 	prep := make([]prepared, end-start)
-	if err := c.stageAll(start, prep, resume); err != nil {
+	err := c.stageAll(start, prep, resume)
+	if c.journalWritten != nil {
+		err = errors.Join(err, c.journalWritten())
+	}
+	if err != nil {
 		c.discard(start, end)
 		return 0, err
 	}

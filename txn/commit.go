@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/afero"
@@ -58,23 +59,34 @@ func Commit(vault afero.Fs, l *Layer, changes []Change, opt CommitOptions) error
 	if len(changes) == 0 {
 		return nil
 	}
-	j, err := writeJournal(l.Dir, changes)
+	c, err := newCommitter(vault, l, changes)
 	if err != nil {
 		return err
 	}
-	defer j.close()
-	c, err := newCommitter(vault, l, changes)
-	if err != nil {
-		return errors.Join(err, j.discard())
-	}
 	defer c.close()
-	done, err := c.run(j, 0, false)
+	// The journal becomes durable while the first wave is staged: only
+	// the first change that reaches the vault has to wait for it.
+	written := make(chan error, 1)
+	go func() {
+		j, err := writeJournal(l.Dir, changes)
+		c.journal = j
+		written <- err
+	}()
+	c.journalWritten = sync.OnceValue(func() error { return <-written })
+	done, err := c.run(0, false)
+	c.journalWritten()
+	if c.journal != nil {
+		defer c.journal.close()
+	}
 	if err == nil {
 		return nil
 	}
 	if done == 0 && !errors.Is(err, errStopped) {
 		// Nothing reached the vault: the journal has no work to finish.
-		if derr := j.discard(); derr == nil {
+		if c.journal == nil {
+			return err
+		}
+		if derr := c.journal.discard(); derr == nil {
 			return err
 		}
 	}

@@ -116,10 +116,13 @@ func readJournal(dir string) (*journal, []Change, int, error) {
 }
 
 // mark records that the first done changes are in the vault (their
-// folders fsync'd already).
-func (j *journal) mark(done int) error {
+// folders fsync'd already), durably if sync.
+func (j *journal) mark(done int, sync bool) error {
 	if _, err := j.progress.WriteString(strconv.Itoa(done) + "\n"); err != nil {
 		return fmt.Errorf("txn: journal: %w", err)
+	}
+	if !sync {
+		return nil
 	}
 	if err := j.progress.Sync(); err != nil {
 		return fmt.Errorf("txn: journal: %w", err)

@@ -91,7 +91,8 @@ func finish(vault afero.Fs, l *Layer) error {
 		return err
 	}
 	defer c.close()
-	if n, err := c.run(j, done, true); err != nil {
+	c.journal = j
+	if n, err := c.run(done, true); err != nil {
 		return &IncompleteError{Done: n, Total: len(changes), Err: err}
 	}
 	return nil
