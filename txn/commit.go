@@ -22,17 +22,17 @@ type CommitOptions struct {
 
 // IncompleteError says the commit stopped after it had begun to change
 // the vault. The journal stays in the layer's folder: keep the layer, and
-// Sweep finishes the commit at the next start.
+// Sweep finishes the commit at the next start. It does not unwrap, so
+// that a conflict met on the way is never taken for a refusal that left
+// the vault untouched.
 type IncompleteError struct {
-	Done, Total int // changes surely applied, of all
-	Err         error
+	Done, Total int   // changes that may have reached the vault, of all
+	Err         error // why it stopped
 }
 
 func (e *IncompleteError) Error() string {
 	return fmt.Sprintf("txn: commit stopped after %d of %d changes, journal kept: %v", e.Done, e.Total, e.Err)
 }
-
-func (e *IncompleteError) Unwrap() error { return e.Err }
 
 // Commit applies judged changes to the vault, in order. vault must be a
 // file system that never follows a link (tools.NoFollowFs): every name

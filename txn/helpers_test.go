@@ -3,6 +3,7 @@ package txn_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -202,4 +203,10 @@ func needRoot(t *testing.T) {
 func exists(name string) bool {
 	_, err := os.Lstat(name)
 	return err == nil
+}
+
+// stopped tells whether err is a commit cut by the test hook.
+func stopped(err error) bool {
+	var inc *txn.IncompleteError
+	return errors.As(err, &inc) && errors.Is(inc.Err, txn.ErrStopped)
 }

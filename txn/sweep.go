@@ -93,7 +93,7 @@ func finish(vault afero.Fs, l *Layer) error {
 	defer c.close()
 	c.journal = j
 	if n, err := c.run(done, true); err != nil {
-		return &IncompleteError{Done: n, Total: len(changes), Err: err}
+		return fmt.Errorf("txn: commit stopped after %d of %d changes: %w", n, len(changes), err)
 	}
 	return nil
 }
