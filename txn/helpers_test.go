@@ -25,12 +25,17 @@ type vault struct {
 func newVault(t testing.TB) *vault {
 	t.Helper()
 	dir := t.TempDir()
+	return &vault{dir: dir, fs: newVaultFs(t, dir)}
+}
+
+func newVaultFs(t testing.TB, dir string) *tools.NoFollowFs {
+	t.Helper()
 	nf, err := tools.OpenNoFollowFs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nf.Close() })
-	return &vault{dir: dir, fs: nf}
+	return nf
 }
 
 // put writes a file of the vault (or of an upper layer), folders and all.
