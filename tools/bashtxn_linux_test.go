@@ -35,7 +35,7 @@ func requireOverlay(t *testing.T) {
 //	write           write       write/w.md
 //	💬 чаты         create      💬 чаты/old.md
 //	hidden          hidden      hidden/h.md ("secret-text")
-func txnVault(t *testing.T) (*Set, string) {
+func txnVault(t testing.TB) (*Set, string) {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
