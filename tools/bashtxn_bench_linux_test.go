@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vaultgate/vaultgate/sandbox"
 )
 
 // benchSet is txnVault for a benchmark.
@@ -78,5 +80,22 @@ func BenchmarkWallTxnNotes(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkWallTrueNoOverlay is the same walled `true` as
+// BenchmarkWallTxnTrue without the overlay: the wall as it was before.
+func BenchmarkWallTrueNoOverlay(b *testing.B) {
+	s, root := benchSet(b)
+	wall, err := bashWall(s.Bash, "")
+	if err != nil || wall == nil {
+		b.Fatal(wall, err)
+	}
+	wall.Zones = s.Zones
+	for b.Loop() {
+		res, err := sandbox.Run(context.Background(), sandbox.Request{Command: "true", Dir: root, Env: []string{"PATH"}, Environ: os.Environ(), Wall: wall})
+		if err != nil || res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
 	}
 }
