@@ -244,6 +244,9 @@ type BashOutput struct {
 	Stderr    string `json:"stderr"`
 	TimedOut  bool   `json:"timed_out"`
 	Truncated bool   `json:"truncated"`
+	// NotApplied says why none of the command's changes reached the
+	// vault (a call on the overlay); absent when they all did.
+	NotApplied string `json:"not_applied,omitempty"`
 }
 
 func bashResult(r sandbox.Result, timeout time.Duration, lang say.Lang) *Result {

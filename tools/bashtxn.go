@@ -79,6 +79,10 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *pol
 		out.NotApplied = m.Text(s.Lang)
 		out.Text = out.NotApplied + out.Text
 		out.Refused, out.Failed = d, true
+		if so, ok := out.Structured.(BashOutput); ok {
+			so.NotApplied = out.NotApplied
+			out.Structured = so
+		}
 		return out
 	}
 	if res.TimedOut || res.Signal != 0 {
@@ -120,9 +124,7 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *pol
 		return notApplied(say.BashConflict{Path: conflict.Path}, nil)
 	case errors.As(err, &incomplete):
 		keep = true
-		out.NotApplied = say.BashCommitFailed{Problem: err.Error()}.Text(s.Lang)
-		out.Text, out.Failed = out.NotApplied+out.Text, true
-		return out
+		return notApplied(say.BashCommitFailed{Problem: err.Error()}, nil)
 	case err != nil:
 		return notApplied(say.BashChangesUnread{Problem: err.Error()}, nil)
 	}
