@@ -164,6 +164,30 @@ func TestWallTxnRenameInEditZone(t *testing.T) {
 	}
 }
 
+// TestOpenChecksOverlay: a state folder inside the vault can't hold an
+// overlay layer, and Open says so at start-up.
+func TestOpenChecksOverlay(t *testing.T) {
+	dir := t.TempDir()
+	vault := filepath.Join(dir, "vault")
+	if err := os.Mkdir(vault, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Default(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.StateDir, cfg.AuditPath = filepath.Join(vault, "state"), filepath.Join(vault, "state", "audit.jsonl")
+	var log bytes.Buffer
+	_, closeAll, err := Open(cfg, OpenOptions{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAll()
+	if !strings.Contains(log.String(), "walled bash calls will fail") || !strings.Contains(log.String(), "inside the vault") {
+		t.Errorf("log %q", log.String())
+	}
+}
+
 // TestOpenSweeps: Open removes the layer of a call a stop cut short, and
 // says so.
 func TestOpenSweeps(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/tools"
 	"github.com/vaultgate/vaultgate/txn"
 )
@@ -49,12 +50,36 @@ func Open(cfg *config.Config, opt OpenOptions) (g *Gate, closeAll func(), err er
 		rfs.Close()
 	}
 	if !opt.Dry {
-		if err := g.sweep(cmp.Or[io.Writer](opt.Log, os.Stderr)); err != nil {
+		log := cmp.Or[io.Writer](opt.Log, os.Stderr)
+		if err := g.sweep(log); err != nil {
 			closeAll()
 			return nil, nil, err
 		}
+		checkOverlay(cfg, vault.StateDir, log)
 	}
 	return g, closeAll, nil
+}
+
+// checkOverlay tells a person at start-up when the state folder can't
+// hold a walled bash call's overlay layer (on overlayfs or FUSE, inside
+// the vault, case-folding), rather than at the agent's first call, which
+// fails then with the same reason.
+func checkOverlay(cfg *config.Config, stateDir string, log io.Writer) {
+	walled := false
+	for _, p := range cfg.Agents {
+		walled = walled || p.Bash.Enabled && p.Bash.Wall != config.WallOff
+	}
+	if !walled || stateDir == "" {
+		return
+	}
+	l, err := txn.NewLayer(stateDir)
+	if err == nil {
+		err = sandbox.CheckOverlay(sandbox.Overlay{Upper: l.Upper, Work: l.Work}, cfg.Vault)
+		_ = l.Remove()
+	}
+	if err != nil {
+		fmt.Fprintf(log, "vaultgate: start-up: the state folder can't hold a bash call's overlay, so walled bash calls will fail: %v\n", err)
+	}
 }
 
 // sweep finishes the bash commits a crash cut short and removes the
