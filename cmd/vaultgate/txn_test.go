@@ -154,12 +154,13 @@ func TestWallBinaryTxnUnprivileged(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	vault := filepath.Join(dir, "vault")
-	for name, body := range map[string]string{"notes/a.md": "bee\n", "notes/b.md": "b\na\n", "c/old.md": "old\n", "p/x.md": "keep\n", "h/s.md": "secret-text\n"} {
+	for name, body := range map[string]string{"notes/a.md": "bee\n", "notes/b.md": "b\na\n", "c/old.md": "old\n", "p/x.md": "keep\n", "h/s.md": "secret-text\n",
+		"w/w.md": "w\n", "c/in/--target-directory=..": "evil\n", "c/in/old.md": "evil\n"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(vault, name)), 0o755)
 		os.WriteFile(filepath.Join(vault, name), []byte(body), 0o644)
 	}
 	cfg := filepath.Join(dir, "c.toml")
-	os.WriteFile(cfg, []byte("vault = \"vault\"\n[audit]\npath = \"state/audit.jsonl\"\n[zones]\nedit = [\".\"]\ncreate = [\"c\"]\nprotected = [\"p\"]\nhidden = [\"h\"]\n[bash]\nwall = \"required\"\n"), 0o644)
+	os.WriteFile(cfg, []byte("vault = \"vault\"\n[audit]\npath = \"state/audit.jsonl\"\n[zones]\nedit = [\".\"]\ncreate = [\"c\"]\nwrite = [\"w\"]\nprotected = [\"p\"]\nhidden = [\"h\"]\n[bash]\nwall = \"required\"\n"), 0o644)
 	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, uid, gid) })
 	bin := binary(t)
 	for d := filepath.Dir(bin); d != "/"; d = filepath.Dir(d) {
@@ -184,7 +185,12 @@ func TestWallBinaryTxnUnprivileged(t *testing.T) {
 		{"sed -i 's/bee/BEE/' notes/a.md", false, "exit code: 0", []string{"notes/a.md"}},
 		{"sort -o notes/b.md notes/b.md", false, "exit code: 0", []string{"notes/b.md"}},
 		{`/usr/bin/python3 -c "import os; os.rename('notes/b.md','notes/b2.md')"`, false, "exit code: 0", []string{"notes/b.md", "notes/b2.md"}},
+		{"cat notes/a.md > notes/.a.tmp && echo more >> notes/.a.tmp && mv notes/.a.tmp notes/a.md", false, "exit code: 0", []string{"notes/a.md"}},
+		{`/usr/bin/python3 -c "import os; os.rename('notes/b2.md','w/b.md')"`, true, "from zone edit to zone write", nil},
 		{`/usr/bin/python3 -c "open('c/old.md','w').write('x')"`, true, `change "c/old.md": zone create`, nil},
+		{`echo n > notes/n.md; /usr/bin/python3 -c "open('c/old.md','w').write('x')"`, true, `change "c/old.md": zone create`, nil},
+		{"cd c/in && cp * ../../notes/", true, "", nil},
+		{"git init -q notes/proj", true, "notes/proj/.git", nil},
 		{"ln -s ../notes notes/r; echo x > notes/r/../c/old.md", true, "", nil},
 		{`/usr/bin/python3 -c "import os; os.link('c/old.md','notes/l.md')"`, true, "hard-link", nil},
 		{`/usr/bin/python3 -c "import os; os.mkfifo('notes/f')"`, true, "FIFO", nil},
