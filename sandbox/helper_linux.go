@@ -35,7 +35,7 @@ const (
 // missing: it refuses any other version, and any field it does not know.
 // Bump it whenever a plan's fields or their meaning change
 // (TestPlanShapeIsVersioned notices a change of fields).
-const planVersion = 1
+const planVersion = 2
 
 // helperPlan is what the helper reads on planFD.
 type helperPlan struct {
@@ -212,6 +212,9 @@ type root struct {
 	empty []string // covers to make read-only once their children are in
 	uid   int      // owner of home (the run_as user, or the server)
 	gid   int
+	// vault is the vault's path when it is an overlay (mounted at
+	// overlayStage): its writable zones are bound from there.
+	vault string
 }
 
 const (
@@ -279,6 +282,12 @@ func buildRoot(w *Wall, userNS bool) error {
 		if err := r.tmpfsAt(newRoot+h, fmt.Sprintf("mode=0700,uid=%d,gid=%d", r.uid, r.gid)); err != nil {
 			return err
 		}
+	}
+	if w.Overlay != nil {
+		if err := mountOverlay(w, userNS); err != nil {
+			return fmt.Errorf("the vault %s as an overlay: %w", w.Vault, err)
+		}
+		r.vault = w.Vault
 	}
 	for _, m := range w.Mounts {
 		if err := r.zone(m); err != nil {
@@ -582,8 +591,14 @@ func (r *root) zone(m Mount) error {
 		return errors.New("became a symlink")
 	}
 	switch m.Kind {
-	case MountRO, MountRW:
-		return bind(oldRoot+m.Path, dst, m.Kind == MountRO)
+	case MountRW:
+		if r.vault != "" && within(m.Path, r.vault) {
+			// Through the overlay: never the vault itself.
+			return bind(overlayStage+strings.TrimPrefix(m.Path, r.vault), dst, false)
+		}
+		return bind(oldRoot+m.Path, dst, false)
+	case MountRO:
+		return bind(oldRoot+m.Path, dst, true)
 	case MountEmpty:
 		if err := unix.Lstat(dst, &st); err != nil {
 			return err

@@ -137,6 +137,7 @@ func planShape(t reflect.Type, seen map[reflect.Type]bool) string {
 // planShapes pins the plan's shape for each planVersion.
 var planShapes = map[int]string{
 	1: "e5efb1ae20b4582e",
+	2: "b1c03e9dd380f504", // Wall.Overlay, Layers.Overlay
 }
 
 // TestPlanShapeIsVersioned: a change to what the plan holds must come with

@@ -10,7 +10,7 @@ import (
 // raises: required names every missing layer, best-effort raises what is
 // there, and no mount namespace means no wall at all.
 func TestProbeFor(t *testing.T) {
-	all := Layers{Mount: true, Net: true, Landlock: 7, NoNew: true, Caps: true, Rlimits: true, PidMax: true, RunAs: true}
+	all := Layers{Mount: true, Net: true, Landlock: 7, NoNew: true, Caps: true, Rlimits: true, PidMax: true, RunAs: true, Overlay: true}
 	full := Probe{Layers: all, Root: true}
 	if L, err := full.For(false, false, true); err != nil || L.RunAs || L.Landlock != 7 {
 		t.Errorf("full probe, required: %+v %v", L, err)
@@ -62,6 +62,18 @@ func TestProbeFor(t *testing.T) {
 	noPidMax.Root = false
 	if _, err := noPidMax.For(false, false, true); err != nil {
 		t.Errorf("not root, no pid_max: %v", err)
+	}
+
+	// Every walled call runs on an overlay of the vault: required names
+	// it, best effort raises the rest without it.
+	noOverlay := full
+	noOverlay.Layers.Overlay = false
+	noOverlay.Missing = map[string]string{"overlay": "mount: operation not permitted"}
+	if _, err := noOverlay.For(false, false, true); err == nil || !strings.Contains(err.Error(), "overlay (mount: operation not permitted)") {
+		t.Errorf("required without the overlay: %v", err)
+	}
+	if L, err := noOverlay.For(false, false, false); err != nil || !L.Mount || L.Overlay {
+		t.Errorf("best-effort without the overlay raises the rest: %+v %v", L, err)
 	}
 
 	noRunAs := full

@@ -72,7 +72,9 @@ type Result struct {
 	// processes were found in /proc and killed); then the wall's layers,
 	// when it was up: "mountns", "ipcns", "utsns", "netns",
 	// "landlock-abiN", "nonewprivs", "caps-dropped", "rlimits",
-	// "pidmax-N", "uid:NAME", and the helper that raised them:
+	// "pidmax-N", "overlay" (the vault was an overlay: its changes are in
+	// WallConfig.Overlay.Upper, not in the vault), "uid:NAME", and the
+	// helper that raised them:
 	// "helper:self" (this binary re-executed) or "helper:vaultgate-wall".
 	Isolation []string
 }
@@ -161,6 +163,11 @@ func buildWallFor(cfg *WallConfig, home string) (*Wall, error) {
 	}
 	if cfg.RunAs != "" {
 		if w.RunAs, err = lookupUser(cfg.RunAs); err != nil {
+			return nil, err
+		}
+	}
+	if w.Overlay != nil {
+		if err := prepareOverlay(w); err != nil {
 			return nil, err
 		}
 	}

@@ -33,6 +33,20 @@ type WallConfig struct {
 	// then call Helper when IsHelper says so. A helper that can't start
 	// fails the call: there is no unwalled fallback.
 	Helper string
+	// Overlay, when set, mounts the vault as an overlay inside the wall:
+	// the vault is its read-only lower layer, and whatever the command
+	// changes lands in Overlay.Upper, for the server to judge when the
+	// command has ended. It needs Layers.Overlay: Required without it is
+	// an error; best effort then builds the wall without the overlay.
+	Overlay *Overlay
+}
+
+// Overlay is one call's upper and work folders, on the host (txn.NewLayer
+// makes them): never inside the vault, on overlayfs or on FUSE (see
+// CheckOverlay).
+type Overlay struct {
+	Upper string `json:"upper"`
+	Work  string `json:"work"`
 }
 
 // Layers says which layers of the wall to raise.
@@ -45,6 +59,7 @@ type Layers struct {
 	Rlimits  bool
 	PidMax   bool // pid_max of the call's own pid namespace (Linux 6.14)
 	RunAs    bool // switching to run_as is possible (a root server, the user exists)
+	Overlay  bool // the vault can be mounted as an overlay (WallConfig.Overlay)
 }
 
 // Limits bound what the call's processes may use.
@@ -128,6 +143,13 @@ type Wall struct {
 	Limits       Limits        `json:"limits"`
 	Layers       Layers        `json:"layers"`
 	Required     bool          `json:"required"`
+	// Overlay, when set, is the vault's upper and work folders: the
+	// helper mounts the vault as an overlay, and binds the writable zones
+	// inside the vault from it instead of from the host.
+	Overlay *Overlay `json:"overlay,omitempty"`
+	// NoOverlay says why an overlay that was asked for is not there (best
+	// effort), for Describe.
+	NoOverlay string `json:"-"`
 	// HostMountNS is the server's mount namespace (inode): the helper
 	// refuses to build anything unless it is in another one.
 	HostMountNS uint64 `json:"host_mount_ns"`
@@ -185,6 +207,9 @@ func (p Probe) For(network, runAs, required bool) (Layers, error) {
 	need(p.Layers.NoNew, "no_new_privs")
 	need(p.Layers.Caps, "dropping capabilities")
 	need(p.Layers.Rlimits, "rlimits")
+	// Every walled call runs on an overlay of the vault: the changes it
+	// made are judged before they reach the vault.
+	need(p.Layers.Overlay, "overlay")
 	// A process bound that holds: pid_max of the namespace, or
 	// RLIMIT_NPROC for a uid of the call's own.
 	need(p.Layers.PidMax || runAs || !p.Root, "pid_max per pid namespace")
@@ -220,6 +245,16 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 	w := &Wall{Vault: vault, Home: home, Network: cfg.Network, Limits: cfg.Limits, Layers: cfg.Layers, Required: cfg.Required, Helper: cfg.Helper}
 	if w.Limits == (Limits{}) {
 		w.Limits = DefaultLimits
+	}
+	if o := cfg.Overlay; o != nil {
+		switch {
+		case cfg.Layers.Overlay && cfg.Layers.Mount:
+			w.Overlay = &Overlay{Upper: o.Upper, Work: o.Work}
+		case cfg.Required:
+			return nil, &WallError{Missing: []string{"overlay (this kernel can't mount the vault as an overlay here)"}}
+		default:
+			w.NoOverlay = "this kernel can't mount the vault as an overlay here"
+		}
 	}
 	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) && h != "/" {
 		w.Hide = append(w.Hide, filepath.Clean(h))
@@ -361,12 +396,18 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 	// gave it), so a protected zone inside an edit zone holds by its
 	// read-only mount, not by Landlock; and removal stays out of every
 	// edit and create zone because none of their ancestors grants it.
+	// Under the overlay nothing a command does reaches the vault before
+	// the diff of the upper folder has been judged, so a writable zone of
+	// the vault may remove and rename too: a sed -i, an editor's save.
 	for _, rel := range order {
 		n := nodes[rel]
 		if n.control || !entries[rel] && rel != "." {
 			continue
 		}
 		if g, ok := grantFor(n.mode); ok {
+			if w.Overlay != nil {
+				g = AccessWrite
+			}
 			w.Grants = append(w.Grants, Grant{Path: path.Join(vault, rel), Access: g, Zone: n.mode.String()})
 		}
 	}
@@ -448,6 +489,11 @@ func nearest(rel string, kindOf map[string]MountKind) string {
 			return p
 		}
 	}
+}
+
+// within reports whether p is dir or lies inside it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 func byDepth(a, b string) int {
@@ -535,10 +581,19 @@ var etcFiles = []string{
 // Landlock lets programs write and remove.
 func (w *Wall) Describe(out io.Writer) {
 	fmt.Fprintf(out, "wall for %s\n", w.Vault)
+	switch {
+	case w.Overlay != nil:
+		fmt.Fprintf(out, "  overlay  %-28s the vault read-only below; changes go to %s and are judged when the command has ended\n", w.Vault, w.Overlay.Upper)
+	case w.NoOverlay != "":
+		fmt.Fprintf(out, "  overlay  none: %s; writes reach the vault directly, as the zones below allow\n", w.NoOverlay)
+	}
 	fmt.Fprintf(out, "  system   read-only: /%s, /etc (%d files); fresh /proc; minimal /dev; empty /tmp /var/tmp /run %s\n",
 		strings.Join(systemDirs, " /"), len(etcFiles), strings.Join(w.Hide, " "))
 	for _, m := range w.Mounts {
 		what := map[MountKind]string{MountRO: "read-only", MountRW: "writable", MountEmpty: "covered (empty, read-only)"}[m.Kind]
+		if m.Kind == MountRW && w.Overlay != nil && within(m.Path, w.Vault) {
+			what = "writable, in the overlay"
+		}
 		fmt.Fprintf(out, "  mount    %-28s %-10s %s\n", m.Path, m.Zone, what)
 	}
 	for _, p := range w.Placeholders {

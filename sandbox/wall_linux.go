@@ -146,6 +146,9 @@ func wallLayers(w *Wall) []string {
 	if L.PidMax && L.Mount {
 		out = append(out, "pidmax-"+strconv.FormatUint(w.Limits.Procs, 10))
 	}
+	if w.Overlay != nil {
+		out = append(out, "overlay")
+	}
 	if w.RunAs != nil {
 		out = append(out, "uid:"+w.RunAs.Name)
 	}
@@ -229,6 +232,7 @@ type probeReport struct {
 	NoNew    string `json:"nonewprivs"`
 	Caps     string `json:"caps"`
 	Rlimits  string `json:"rlimits"`
+	Overlay  string `json:"overlay"`
 }
 
 func probeWall(helper string) Probe {
@@ -274,6 +278,10 @@ func probeWall(helper string) Probe {
 	set(&p.Layers.Caps, "dropping capabilities", rep.Caps)
 	set(&p.Layers.Rlimits, "rlimits", rep.Rlimits)
 	set(&p.Layers.PidMax, "pid_max per pid namespace", rep.PidMax)
+	set(&p.Layers.Overlay, "overlay", rep.Overlay)
+	if !p.Layers.Mount {
+		p.Layers.Overlay = false
+	}
 	p.Layers.RunAs = p.Root
 	if !p.Root {
 		p.Missing["run_as"] = "the server does not run as root"
@@ -288,7 +296,7 @@ func runProbe(helper string, flags uintptr) (probeReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	plan := helperPlan{Version: planVersion, Probe: true, HostMNT: mnt}
+	plan := helperPlan{Version: planVersion, Probe: true, HostMNT: mnt, UserNS: os.Geteuid() != 0}
 	pf, err := planFile(&plan)
 	if err != nil {
 		return rep, err
@@ -356,9 +364,18 @@ func probeHere(p *helperPlan) probeReport {
 			}
 		}
 		rep.Mount = errs(err)
+		rep.Overlay = rep.Mount
+		if err == nil {
+			d := "/tmp/overlay"
+			if err = os.Mkdir(d, 0o700); err == nil {
+				err = probeOverlay(d, p.UserNS)
+			}
+			rep.Overlay = errs(err)
+		}
 	} else {
 		rep.Mount = fmt.Sprintf("not in namespaces of its own (ns %d, pid %d, %v)", ns, os.Getpid(), err)
 		rep.PidMax = rep.Mount
+		rep.Overlay = rep.Mount
 	}
 	rep.Rlimits = errs(unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}))
 	rep.NoNew = errs(unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))

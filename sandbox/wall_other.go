@@ -19,3 +19,8 @@ func ProbeWall(helper string) Probe {
 }
 
 func lookupUser(name string) (*User, error) { return nil, errors.New("sandbox: run_as needs Linux") }
+
+// CheckOverlay reports that there is no overlay off Linux.
+func CheckOverlay(o Overlay, vault string) error { return errors.New("sandbox: overlay needs Linux") }
+
+func prepareOverlay(w *Wall) error { return CheckOverlay(*w.Overlay, w.Vault) }
