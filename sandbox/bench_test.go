@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/vaultgate/vaultgate/zones"
 )
@@ -72,4 +74,76 @@ func BenchmarkRunTrueWall(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRunTrueWallOverlay is the full wall's `true` without and with
+// the vault as an overlay, each call with the overlay on a fresh upper and
+// work folder made and removed as txn.NewLayer and Layer.Remove do (the
+// diff is not in it). The two alternate, so that a busy machine slows both
+// alike: wall-ms and overlay-ms are their medians, added-ms the
+// difference.
+// go test -run='^$' -bench=RunTrueWallOverlay -benchtime=200x ./sandbox
+func BenchmarkRunTrueWallOverlay(b *testing.B) {
+	full, err := ProbeWall("").For(false, false, true)
+	if err != nil {
+		b.Skipf("wall: required layer unavailable: %v", err)
+	}
+	dir := b.TempDir()
+	tab, err := zones.New(dir, []zones.Entry{{Path: ".", Mode: zones.Edit}, {Path: "p", Mode: zones.Protected}, {Path: "w", Mode: zones.Write}}, zones.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The layers in the temp folder's file system, as a state folder beside
+	// the vault, on tmpfs, and in VAULTGATE_BENCH_STATE when set.
+	shm, err := os.MkdirTemp("/dev/shm", "vaultgate-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(shm)
+	states := []struct{ name, dir string }{{"state=tempdir", b.TempDir()}, {"state=tmpfs", shm}}
+	if d := os.Getenv("VAULTGATE_BENCH_STATE"); d != "" {
+		states = append(states, struct{ name, dir string }{"state=" + d, d}) // the real state folder's file system
+	}
+	for _, st := range states {
+		b.Run(st.name, func(b *testing.B) { benchOverlay(b, tab, dir, st.dir, full) })
+	}
+}
+
+func benchOverlay(b *testing.B, tab *zones.Table, dir, state string, full Layers) {
+	call := func(overlay bool) time.Duration {
+		cfg := &WallConfig{Zones: tab, Layers: full, Required: true}
+		start := time.Now()
+		var layer string
+		if overlay {
+			var err error
+			if layer, err = os.MkdirTemp(state, "layer-"); err != nil {
+				b.Fatal(err)
+			}
+			cfg.Overlay = &Overlay{Upper: layer + "/upper", Work: layer + "/work"}
+			os.Mkdir(cfg.Overlay.Upper, 0o700)
+			os.Mkdir(cfg.Overlay.Work, 0o700)
+		}
+		r := Request{Command: "true", Dir: dir, Env: []string{"PATH"}, Environ: os.Environ(), Wall: cfg}
+		if res, err := Run(context.Background(), r); err != nil || res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
+		if layer != "" {
+			openUp(layer)
+			os.RemoveAll(layer)
+		}
+		return time.Since(start)
+	}
+	var plain, overlaid []time.Duration
+	for b.Loop() {
+		plain = append(plain, call(false))
+		overlaid = append(overlaid, call(true))
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	w, o := median(plain), median(overlaid)
+	b.ReportMetric(w, "wall-ms")
+	b.ReportMetric(o, "overlay-ms")
+	b.ReportMetric(o-w, "added-ms")
 }

@@ -38,6 +38,13 @@
 // bash with a layer the plan asked for missing, and never fall back to an
 // unwalled run by itself: best effort is the caller's choice (Probe.For).
 //
+// With WallConfig.Overlay the vault inside the wall is an overlay
+// (overlay_linux.go): the vault itself is the read-only lower layer and the
+// call's upper folder receives every change, so nothing a command does
+// reaches the vault until the server has judged the upper folder; the
+// protected, hidden and no-zone parts are covered on top of it as without
+// it, and zones outside the vault are bound directly.
+//
 // This package does not judge commands: the analysis (package shell) and the
 // rule chain decide what may run; sandbox only runs it.
 package sandbox

@@ -193,11 +193,14 @@ func mountOverlay(w *Wall, userNS bool) error {
 // folder renames are recorded (redirect_dir=on), so the diff sees a moved
 // folder as a move; metacopy off, so a chmod copies the whole file up and
 // the diff sees whole files; no index, so a copied-up file has no second
-// name in the work folder. In a user namespace overlayfs keeps its records
-// in user.overlay.* (userxattr), where redirect_dir can't be on: renaming
-// a folder of the vault then fails with EXDEV.
+// name in the work folder; volatile, so that the end of the call does not
+// sync the state folder's whole file system (the upper folder is read
+// from the page cache by the diff, and whatever the commit keeps it must
+// fsync itself). In a user namespace overlayfs keeps its records in
+// user.overlay.* (userxattr), where redirect_dir can't be on: renaming a
+// folder of the vault then fails with EXDEV.
 func overlayOptions(userNS bool) [][2]string {
-	opts := [][2]string{{"metacopy", "off"}, {"index", "off"}}
+	opts := [][2]string{{"metacopy", "off"}, {"index", "off"}, {"volatile", ""}}
 	if userNS {
 		return append(opts, [2]string{"userxattr", ""})
 	}

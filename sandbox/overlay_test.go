@@ -37,10 +37,21 @@ func newLayer(t *testing.T) *Overlay {
 	o := &Overlay{Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work")}
 	must(t, os.Mkdir(o.Upper, 0o700))
 	must(t, os.Mkdir(o.Work, 0o700))
-	// overlayfs leaves work/work with mode 0, which only root can remove
-	// as it is.
-	t.Cleanup(func() { os.Chmod(filepath.Join(o.Work, "work"), 0o700) })
+	// overlayfs leaves folders of mode 0 in the work folder (work,
+	// incompat/volatile), which only root can remove as they are.
+	t.Cleanup(func() { openUp(o.Work) })
 	return o
+}
+
+// openUp makes dir and every folder in it the owner's to remove.
+func openUp(dir string) {
+	os.Chmod(dir, 0o700)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			openUp(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // withOverlay puts the call's vault on the overlay o.
@@ -462,6 +473,15 @@ func TestOverlayGrants(t *testing.T) {
 	}
 	if _, ok := over[j("p")]; ok {
 		t.Error("a protected zone got a Landlock grant under the overlay")
+	}
+	w, err := BuildWall(&WallConfig{Zones: tab, Layers: Layers{Mount: true, Overlay: true}, Overlay: &Overlay{Upper: "/state/upper", Work: "/state/work"}}, "/tmp/home")
+	must(t, err)
+	var b strings.Builder
+	w.Describe(&b)
+	for _, want := range []string{"overlay  " + v.dir, "/state/upper", "writable, in the overlay", outside + " "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("Describe under the overlay lacks %q:\n%s", want, b.String())
+		}
 	}
 }
 

@@ -583,7 +583,7 @@ func (w *Wall) Describe(out io.Writer) {
 	fmt.Fprintf(out, "wall for %s\n", w.Vault)
 	switch {
 	case w.Overlay != nil:
-		fmt.Fprintf(out, "  overlay  %-28s the vault read-only below; changes go to %s and are judged when the command has ended\n", w.Vault, w.Overlay.Upper)
+		fmt.Fprintf(out, "  overlay  %-28s read-only below; every change goes to %s, judged when the command has ended\n", w.Vault, w.Overlay.Upper)
 	case w.NoOverlay != "":
 		fmt.Fprintf(out, "  overlay  none: %s; writes reach the vault directly, as the zones below allow\n", w.NoOverlay)
 	}

@@ -119,10 +119,16 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 // printWall prints the wall plan built from the agent's zones, as a call
 // would get it now (the plan is data: this is what the helper enforces).
 func printWall(p *config.Policy) int {
-	w, err := sandbox.BuildWall(&sandbox.WallConfig{
+	cfg := &sandbox.WallConfig{
 		Zones: p.Zones, Network: p.Bash.Network, RunAs: p.Bash.RunAs, Required: p.Bash.Wall == config.WallRequired,
 		Helper: sandbox.HelperBeside(), // as serve starts it
-	}, "(a fresh home per call)")
+	}
+	// A call's vault is an overlay wherever the kernel can mount one.
+	if sandbox.ProbeWall(cfg.Helper).Layers.Overlay {
+		cfg.Layers.Mount, cfg.Layers.Overlay = true, true
+		cfg.Overlay = &sandbox.Overlay{Upper: "(a fresh layer per call, in the state folder)"}
+	}
+	w, err := sandbox.BuildWall(cfg, "(a fresh home per call)")
 	if err != nil {
 		return fail(1, "%v", err)
 	}
