@@ -1,8 +1,6 @@
 package txn
 
 import (
-	"golang.org/x/sys/unix"
-
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/afero"
+	"golang.org/x/sys/unix"
 )
 
 // CommitOptions says what Commit checks conflicts against.
