@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/afero"
+	"golang.org/x/sys/unix"
 )
 
 // CommitOptions says what Commit checks conflicts against.
@@ -68,6 +69,13 @@ func Commit(vault afero.Fs, l *Layer, changes []Change, opt CommitOptions) error
 	// the first change that reaches the vault has to wait for it.
 	written := make(chan error, 1)
 	go func() {
+		// The overlay is mounted volatile, so nothing made the upper layer
+		// durable: it is what a roll forward after a crash copies from, so
+		// it must be on disk before a journal says to roll forward.
+		if err := unix.Syncfs(c.upper); err != nil {
+			written <- fmt.Errorf("txn: syncing the upper layer: %w", err)
+			return
+		}
 		j, err := writeJournal(l.Dir, changes)
 		c.journal = j
 		written <- err
