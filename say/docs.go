@@ -70,6 +70,15 @@ var (
 		"Выполнить команду bash в корне хранилища. До запуска находится каждый путь, который затронет команда, и проверяется по зонам; " +
 			"команды, которые vaultgate не может разобрать, запрещены, если не поднята защитная стенка ОС. Удалять и переименовывать через bash можно только в зонах write " +
 			"(в других зонах используйте инструменты move, edit и delete). Возвращает код выхода, stdout и stderr."}
+	// BashTxnDoc is BashDoc where the command runs on the overlay.
+	BashTxnDoc = Doc{"Run a bash command in the vault root. Before it runs, every path the command would touch is found and checked against the zones; " +
+		"programs vaultgate can't analyse run inside the OS wall. The command works on a copy of the vault: when it has ended, what it really changed " +
+		"is checked against the zones, and only if every change is allowed are they all applied; otherwise none is, and the result names each refused change. " +
+		"Returns the exit code, stdout and stderr.",
+		"Выполнить команду bash в корне хранилища. До запуска находится каждый путь, который затронет команда, и проверяется по зонам; " +
+			"программы, которые vaultgate не может разобрать, выполняются внутри защитной стенки ОС. Команда работает с копией хранилища: после её завершения " +
+			"то, что она действительно изменила, проверяется по зонам, и только если разрешено каждое изменение, применяются все; иначе не применяется ни одно, " +
+			"а результат называет каждое запрещённое изменение. Возвращает код выхода, stdout и stderr."}
 	BashCommandDoc = Doc{"The bash command.", "Команда bash."}
 )
 

@@ -107,7 +107,7 @@ var samples = []Message{
 	UnknownTool{Tool: "teleport"},
 	VaultLockFailed{Problem: "read-only file system"},
 
-	PathParamDoc, ReadTitle, ReadDoc, ReadOffsetDoc, ReadLimitDoc, WriteTitle, WriteDoc, WriteContentDoc, EditTitle, EditDoc, EditOldDoc, EditNewDoc, EditReplaceAllDoc, MoveTitle, MoveDoc, MoveSourceDoc, MoveDestDoc, MoveOverwriteDoc, DeleteTitle, DeleteDoc, DeleteRecursiveDoc, ListTitle, ListDoc, ListPathDoc, SearchTitle, SearchDoc, SearchQueryDoc, SearchPathDoc, SearchRegexDoc, SearchGlobDoc, BashTitle, BashDoc, BashCommandDoc,
+	PathParamDoc, ReadTitle, ReadDoc, ReadOffsetDoc, ReadLimitDoc, WriteTitle, WriteDoc, WriteContentDoc, EditTitle, EditDoc, EditOldDoc, EditNewDoc, EditReplaceAllDoc, MoveTitle, MoveDoc, MoveSourceDoc, MoveDestDoc, MoveOverwriteDoc, DeleteTitle, DeleteDoc, DeleteRecursiveDoc, ListTitle, ListDoc, ListPathDoc, SearchTitle, SearchDoc, SearchQueryDoc, SearchPathDoc, SearchRegexDoc, SearchGlobDoc, BashTitle, BashDoc, BashTxnDoc, BashCommandDoc,
 	ListDepthDoc{Max: 10}, SearchMaxDoc{Default: 100, Max: 1000}, BashTimeoutDoc{Default: 30, Max: 600},
 }
 

@@ -17,11 +17,16 @@ import (
 )
 
 // bashTool is the bash tool's definition, documented in l; it is in a set
-// only when the agent's [bash] enabled is true.
-func bashTool(b *config.Bash, l say.Lang) Tool {
+// only when the agent's [bash] enabled is true. overlay says its commands
+// run on the overlay, whose rules the description then tells.
+func bashTool(b *config.Bash, l say.Lang, overlay bool) Tool {
+	doc := say.BashDoc
+	if overlay {
+		doc = say.BashTxnDoc
+	}
 	return Tool{
 		Name: "bash", Title: say.BashTitle.Text(l), Destructive: true, OpenWorld: b.Network,
-		Description: say.BashDoc.Text(l),
+		Description: doc.Text(l),
 		Params: []Param{
 			{Name: "command", Type: "string", Required: true, Description: say.BashCommandDoc.Text(l)},
 			{Name: "timeout", Type: "integer", Description: say.BashTimeoutDoc{

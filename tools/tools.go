@@ -10,6 +10,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/shell"
 	"github.com/vaultgate/vaultgate/zones"
@@ -114,7 +115,9 @@ func (s *Set) Tools() []Tool {
 	}
 	ts := fileTools(s.Lang)
 	if s.Bash != nil && s.Bash.Enabled {
-		ts = append(ts, bashTool(s.Bash, s.Lang))
+		// The wall is probed once per process, at the first listing.
+		overlay := s.Bash.Wall != config.WallOff && sandbox.ProbeWall(s.Vault.WallHelper).Layers.Overlay
+		ts = append(ts, bashTool(s.Bash, s.Lang, overlay))
 	}
 	return ts
 }
