@@ -36,6 +36,11 @@ type RealEffect struct {
 	Refused bool
 }
 
+// commitSettle is how long after a commit the next call waits to start:
+// more than txn's conflict margin (20 ms), which judges a vault file
+// whose ctime is that close to a call's start as changed meanwhile.
+const commitSettle = 25 * time.Millisecond
+
 // bashTxn is one call's overlay layer, from before its command starts to
 // after its changes were applied or thrown away.
 type bashTxn struct {
@@ -49,6 +54,15 @@ type bashTxn struct {
 func (s *Set) beginBash(wall *sandbox.WallConfig) (*sandbox.WallConfig, *bashTxn, error) {
 	if s.Vault.StateDir == "" {
 		return nil, nil, errors.New("bash: the vault has no state folder for the call's overlay")
+	}
+	// A file this process committed a moment ago would look changed from
+	// outside to a call that starts within the commit's conflict margin
+	// of it: wait that moment out (an agent's next call rarely comes so
+	// soon, a script's may).
+	if last := s.Vault.committed.Load(); last != 0 {
+		if wait := time.Duration(last) + commitSettle - time.Duration(time.Now().UnixNano()); wait > 0 && wait <= commitSettle {
+			time.Sleep(wait)
+		}
 	}
 	l, err := txn.NewLayer(s.Vault.StateDir)
 	if err != nil {
@@ -117,6 +131,9 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *pol
 		return notApplied(say.BashNotApplied{Refusals: reasons}, d)
 	}
 	err = txn.Commit(s.Vault.Fs, tx.layer, changes, txn.CommitOptions{Started: tx.started})
+	if len(changes) > 0 {
+		s.Vault.committed.Store(time.Now().UnixNano())
+	}
 	var conflict *txn.ConflictError
 	var incomplete *txn.IncompleteError
 	switch {

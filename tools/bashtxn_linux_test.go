@@ -414,3 +414,19 @@ func TestWallTxnConflict(t *testing.T) {
 		t.Errorf("notes/new.md was applied: %q", got)
 	}
 }
+
+// TestWallTxnBackToBack: a call right after one that changed a file may
+// change it again: the server's own commit is not a change made meanwhile.
+func TestWallTxnBackToBack(t *testing.T) {
+	requireOverlay(t)
+	s, root := txnVault(t)
+	for i, want := range []string{"bee\n1\n", "bee\n1\n2\n", "bee\n1\n2\n3\n"} {
+		o := runBash(t, s, "echo "+string(rune('1'+i))+" >> notes/b.md", 0)
+		if o.deny != nil || o.err != nil || o.res.NotApplied != "" {
+			t.Fatalf("call %d: deny %v, err %v, result %+v", i, o.deny, o.err, o.res)
+		}
+		if got := read(t, root, "notes/b.md"); got != want {
+			t.Fatalf("call %d: notes/b.md = %q, want %q", i, got, want)
+		}
+	}
+}

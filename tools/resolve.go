@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/afero"
@@ -28,6 +29,11 @@ type Vault struct {
 	// StateDir is the server's state folder, where a walled bash call's
 	// overlay layer is made (txn.NewLayer): never inside the vault.
 	StateDir string
+
+	// committed is when this process last committed a bash call's
+	// changes (unix nanoseconds), so the next call starts only once those
+	// files are older than the commit's conflict margin.
+	committed atomic.Int64
 }
 
 func (v *Vault) lstat(rel string) (os.FileInfo, error) { return lstatIn(v.Fs, rel) }
