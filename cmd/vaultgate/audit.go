@@ -350,6 +350,22 @@ func (p *callPrinter) line(r *audit.Record) string {
 	if len(effects) > 0 {
 		b.WriteString("  " + strings.Join(effects, ", "))
 	}
+	// What a walled bash call really changed: * marks what the analysis
+	// did not predict, ! what the rules refused.
+	var real []string
+	for _, e := range r.Real {
+		mark := ""
+		if e.Unpredicted {
+			mark += "*"
+		}
+		if e.Refused {
+			mark += "!"
+		}
+		real = append(real, esc(e.Op)+" "+esc(e.Path)+" "+esc(cmp.Or(e.Zone, "-"))+mark)
+	}
+	if len(real) > 0 {
+		b.WriteString("  real: " + strings.Join(real, ", "))
+	}
 	if r.Decision == "deny" {
 		b.WriteString("  " + paint(colourDeny, "["+esc(cmp.Or(r.Rule, audit.NoRule))+"]") + " " + esc(r.Reason))
 	}

@@ -113,6 +113,28 @@ func TestAuditTailShowsTheAfterLine(t *testing.T) {
 	}
 }
 
+// A walled bash call's line shows what it really changed, marking what the
+// analysis did not predict (*) and what the rules refused (!).
+func TestAuditTailShowsRealEffects(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := audit.Open(logPath, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Write(&audit.Record{Via: "stdio", Session: "s", Tool: "bash", Decision: "allow", Outcome: "failed",
+		Effects: []audit.Effect{{Op: "exec", Path: "python3"}},
+		Real: []audit.RealEffect{{Op: "create", Path: "notes/n.md", Zone: "edit", Unpredicted: true},
+			{Op: "modify", Path: "chats/old.md", Zone: "create", Unpredicted: true, Refused: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	out, errOut, code := runCLI(t, "audit", "tail", "--audit", logPath)
+	if code != exitOK || !strings.Contains(out, "real: create notes/n.md edit*, modify chats/old.md create*!") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+}
+
 func TestAuditTailFiltersAndJSON(t *testing.T) {
 	_, logPath := hostileCalls(t)
 	count := func(args ...string) int {
