@@ -67,6 +67,7 @@ var samples = []Message{
 	BashUnfinished{},
 	BashChangesUnread{Problem: "upper layer unreadable"},
 	BashCommitFailed{Problem: "no space left"},
+	BashNotCommitted{Problem: "read-only file system"},
 	SpecialFile{Path: "notes/fifo"},
 
 	NotFound{Path: "a/missing.md"},

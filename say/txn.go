@@ -88,6 +88,18 @@ func (m BashCommitFailed) Text(l Lang) string {
 		fmt.Sprintf("Команда выполнена и её изменения разрешены, но применить их не удалось (%s); сервер завершит или отменит их при следующем запуске.\n", m.Problem))
 }
 
+// BashNotCommitted is a commit that failed before any change reached the
+// vault (a change the commit itself refuses, a vault it can't write).
+type BashNotCommitted struct {
+	Problem string
+}
+
+func (m BashNotCommitted) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf("The command ran and its changes were allowed, but nothing in the vault was changed: applying them failed before any reached it (%s).\n", m.Problem),
+		fmt.Sprintf("Команда выполнена и её изменения разрешены, но в хранилище ничего не изменено: применить их не удалось до того, как хоть одно туда попало (%s).\n", m.Problem))
+}
+
 // SpecialFile is a FIFO, socket or device a command made in the vault:
 // the vault holds files, folders and symlinks only.
 type SpecialFile struct {

@@ -143,7 +143,7 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *pol
 		keep = true
 		return notApplied(say.BashCommitFailed{Problem: err.Error()}, nil)
 	case err != nil:
-		return notApplied(say.BashChangesUnread{Problem: err.Error()}, nil)
+		return notApplied(say.BashNotCommitted{Problem: err.Error()}, nil)
 	}
 	return out
 }
