@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/shell"
@@ -90,6 +91,11 @@ type Set struct {
 	// Hook makes the set Claude Code's tools, for the hook, instead of the
 	// vault's own; nil for the vault's.
 	Hook *HookCall
+	// History keeps what the file tools change, before they change it;
+	// nil keeps nothing. Call names the call for it.
+	History history.Recorder
+	Call    history.Meta
+	CallID  string
 }
 
 // Tools lists the set's tools in a fixed order. A hook set has a tool for
