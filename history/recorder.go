@@ -51,6 +51,9 @@ func (s *Store) Begin(id string, m Meta, targets []Target) (*Change, error) {
 				return err
 			}
 		}
+		for _, sum := range sn.kept {
+			s.synced.Store(sum, true)
+		}
 		return s.writeEntries(id, c.entries, true)
 	})
 	if err != nil {

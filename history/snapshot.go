@@ -22,6 +22,7 @@ type snapshot struct {
 	s       *Store
 	durable bool
 	added   bool
+	kept    []string // the blobs this pass wrote or synced
 }
 
 func (s *Store) lstat(rel string) (os.FileInfo, error) {
@@ -72,6 +73,9 @@ func (sn *snapshot) file(rel string) (string, int64, error) {
 		return "", 0, fmt.Errorf("history: keep %s: %w", rel, err)
 	}
 	sn.added = sn.added || added
+	if sn.durable {
+		sn.kept = append(sn.kept, sum)
+	}
 	return sum, size, nil
 }
 

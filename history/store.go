@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,6 +39,10 @@ type Store struct {
 	vault afero.Fs // the vault, vault-relative names, links never followed
 	opt   Options
 	lock  *os.File // shared by writers, exclusive for GC
+	// synced are the blobs this process knows are on disk, name and all:
+	// a blob kept unsynced (an after-state) is synced once it becomes a
+	// pre-image.
+	synced sync.Map
 }
 
 // Dir is where the store of a state folder lives.
@@ -142,7 +147,8 @@ func (s *Store) putBytes(data []byte, durable bool) (string, int64, bool, error)
 	h := sha256.Sum256(data)
 	sum := hex.EncodeToString(h[:])
 	if s.haveBlob(sum, int64(len(data))) {
-		return sum, int64(len(data)), false, nil
+		added, err := s.syncKept(sum, durable)
+		return sum, int64(len(data)), added, err
 	}
 	tmp, err := s.tempFile()
 	if err != nil {
@@ -169,7 +175,8 @@ func (s *Store) putStream(r io.Reader, durable bool) (string, int64, bool, error
 	if s.haveBlob(sum, n) {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return sum, n, false, nil
+		added, err := s.syncKept(sum, durable)
+		return sum, n, added, err
 	}
 	return s.settle(tmp, sum, n, durable)
 }
@@ -179,6 +186,23 @@ func (s *Store) putStream(r io.Reader, durable bool) (string, int64, bool, error
 func (s *Store) haveBlob(sum string, size int64) bool {
 	fi, err := os.Stat(s.blobPath(sum))
 	return err == nil && fi.Mode().IsRegular() && fi.Size() == size
+}
+
+// syncKept makes a blob already there durable if it must be and this
+// process has not synced it; added then says its folder needs a sync too.
+func (s *Store) syncKept(sum string, durable bool) (bool, error) {
+	if _, ok := s.synced.Load(sum); !durable || ok {
+		return false, nil
+	}
+	f, err := os.Open(s.blobPath(sum))
+	if err != nil {
+		return false, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return false, fmt.Errorf("history: sync %s: %w", f.Name(), err)
+	}
+	return true, nil
 }
 
 func (s *Store) tempFile() (*os.File, error) {
