@@ -96,6 +96,20 @@ func TestHistoryDiffUndoBinary(t *testing.T) {
 	if first["id"] != delID || first["op"] != "delete" || first["session"] == "" {
 		t.Errorf("newest first: %s", lines[0])
 	}
+	for _, filter := range [][]string{{"--session", first["session"].(string)}, {"--since", "1h"}} {
+		got, _, code := runCLI(t, append([]string{"history", "--config", cfg, "--json"}, filter...)...)
+		if code != 0 || strings.Count(got, "\n") != len(lines) {
+			t.Errorf("history %v: %d, %d lines, want %d", filter, code, strings.Count(got, "\n"), len(lines))
+		}
+	}
+	for _, filter := range [][]string{{"--session", "no-such-session"}, {"--since", "2099-01-01"}} {
+		if got, _, code := runCLI(t, append([]string{"history", "--config", cfg, "--json"}, filter...)...); code != 0 || got != "" {
+			t.Errorf("history %v: %d %q, want nothing", filter, code, got)
+		}
+	}
+	if _, _, code := runCLI(t, "history", "--config", cfg, "--since", "soon"); code != exitUsage {
+		t.Errorf("history --since soon: exit %d, want 2", code)
+	}
 	out, _, code = runCLI(t, "history", "--config", cfg, "notes/ideas.md")
 	if code != 0 || !strings.Contains(out, writeID) || strings.Contains(out, newID) || !strings.Contains(out, "modify") {
 		t.Errorf("history PATH: %d\n%s", code, out)
