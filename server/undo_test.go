@@ -138,6 +138,7 @@ func TestUndoEachTool(t *testing.T) {
 		{"move over a file", toolCall{"move", map[string]any{"source": "b.md", "destination": "a.md", "overwrite": true}}},
 		{"move a folder", toolCall{"move", map[string]any{"source": "tree", "destination": "forest"}}},
 		{"delete a file", toolCall{"delete", map[string]any{"path": "a.md"}}},
+		{"delete a link", toolCall{"delete", map[string]any{"path": "tree/link"}}},
 		{"delete an empty-ish folder's file", toolCall{"delete", map[string]any{"path": "empty/.gitkeep"}}},
 		{"delete a tree", toolCall{"delete", map[string]any{"path": "tree", "recursive": true}}},
 	}

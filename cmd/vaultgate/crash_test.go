@@ -20,7 +20,7 @@ import (
 // temporary name is left in the vault.
 func TestKillInTheMiddleOfWrites(t *testing.T) {
 	bin := binary(t)
-	vault, cfg, _ := sampleVault(t)
+	vault, cfg, auditPath := sampleVault(t)
 	body, _ := os.ReadFile(cfg)
 	os.WriteFile(cfg, append(body, []byte("[rules]\nread_before_write = false\n")...), 0o644)
 	valid := map[string]bool{"": true}
@@ -77,6 +77,24 @@ func TestKillInTheMiddleOfWrites(t *testing.T) {
 		t.Errorf("left in the vault after a restart: %v", left)
 	}
 	checkWhole(t, vault, valid)
+	// every write the log calls done had its pre-image kept first
+	body, _ = os.ReadFile(auditPath)
+	done := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+		var r struct{ ID, Tool, Outcome string }
+		json.Unmarshal([]byte(line), &r)
+		if r.Tool != "write" || r.Outcome != "ok" {
+			continue
+		}
+		done++
+		entry, err := os.ReadFile(filepath.Join(filepath.Dir(auditPath), "history", "entries", r.ID+".json"))
+		if err != nil || !strings.Contains(string(entry), `"state":"applied"`) {
+			t.Errorf("write %s: its history entry: %v %.80s", r.ID, err, entry)
+		}
+	}
+	if done == 0 {
+		t.Error("no write was done before the kills")
+	}
 }
 
 func notePath(round, i int) string {
