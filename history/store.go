@@ -236,6 +236,10 @@ func (s *Store) settle(f *os.File, sum string, size int64, durable bool) (string
 		os.Remove(f.Name())
 		return "", 0, false, fmt.Errorf("history: %w", err)
 	}
+	if !durable {
+		// kept anew unsynced (a GC elsewhere had removed it): not durable
+		s.synced.Delete(sum)
+	}
 	return sum, size, true, nil
 }
 
