@@ -29,12 +29,19 @@ type file struct {
 	Bash          bashFile        `toml:"bash"`
 	Hook          hookFile        `toml:"hook"`
 	HTTP          tokenFile       `toml:"http"`
+	History       historyFile     `toml:"history"`
 	Agents        map[string]toml.Primitive
 }
 
 type auditFile struct {
 	Path    string `toml:"path"`
 	MaxSize size   `toml:"max_size"`
+}
+
+// historyFile bounds what the history of changes keeps.
+type historyFile struct {
+	MaxSize size     `toml:"max_size"`
+	Keep    duration `toml:"keep"`
 }
 
 // zonesFile maps a zone kind's name (zones.ParseMode) to its folders.
@@ -104,8 +111,17 @@ type Config struct {
 	AuditPath string // absolute
 	StateDir  string // absolute: the folder of the audit log
 	MaxSize   int64  // audit rotation size in bytes, 0 = never
-	FoldOnly  bool   // case_sensitive resolved against the vault
-	Agents    map[string]*Policy
+	// History bounds the history of changes in <StateDir>/history.
+	History  History
+	FoldOnly bool // case_sensitive resolved against the vault
+	Agents   map[string]*Policy
+}
+
+// History holds the [history] settings: the oldest entries (and the bodies
+// only they name) go first past either bound.
+type History struct {
+	MaxSize int64         // bytes of kept bodies
+	Keep    time.Duration // age of entries
 }
 
 // Policy is everything one agent is held to.
@@ -200,8 +216,9 @@ func defaults() file {
 			MaxChangedFiles: 1000,
 			MaxChangedBytes: 64 << 20,
 		},
-		Hook: hookFile{ServerName: "vault"},
-		HTTP: tokenFile{TokenEnv: "VAULTGATE_TOKEN"},
+		Hook:    hookFile{ServerName: "vault"},
+		HTTP:    tokenFile{TokenEnv: "VAULTGATE_TOKEN"},
+		History: historyFile{MaxSize: 1 << 30, Keep: duration(720 * time.Hour)},
 	}
 }
 
@@ -295,6 +312,13 @@ func resolve(cfgFile, base string, f file, agents map[string]agentFile) (*Config
 	}
 	if c.MaxSize < 0 {
 		return nil, fail("audit.max_size", errors.New("must not be negative"))
+	}
+	c.History = History{MaxSize: int64(f.History.MaxSize), Keep: time.Duration(f.History.Keep)}
+	if c.History.MaxSize <= 0 {
+		return nil, fail("history.max_size", errors.New("must be more than 0 (write e.g. \"1GiB\")"))
+	}
+	if c.History.Keep <= 0 {
+		return nil, fail("history.keep", errors.New("must be more than 0 (write e.g. \"720h\" for 30 days)"))
 	}
 	switch {
 	case f.CaseSensitive.auto:

@@ -79,6 +79,10 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{`vault = "vault"` + "\n[agents.bot]\ntoken_env = \"T\"\n[agents.bot.bash]\nmax_changed_files = -3", "agents.bot.bash.max_changed_files", "positive"},
 		{`vault = "vault"` + "\n[audit]\nmax_size = \"10 parsecs\"", "", "unknown unit"},
 		{`vault = "vault"` + "\ncase_sensitive = \"maybe\"", "", "auto"},
+		{`vault = "vault"` + "\n[history]\nmax_size = 0", "history.max_size", "more than 0"},
+		{`vault = "vault"` + "\n[history]\nkeep = \"-1h\"", "history.keep", "more than 0"},
+		{`vault = "vault"` + "\n[history]\nkeep = \"a month\"", "", "bad duration"},
+		{`vault = "vault"` + "\n[history]\nkept = \"1h\"", "history.kept", "unknown key"},
 		{`vault = "vault"` + "\n[[bash.secrets]]\nname = \"T\"\nfrom_env = \"X\"", "bash.secrets[0].commands", "name the programs"},
 		{`vault = "vault"` + "\n[agents.bot]\nlang = \"ru\"", "agents.bot", "token"},
 		{`vault = "vault"` + "\n[agents.bot]\ntoken_env = \"T\"\nfoo = 1", "agents.bot.foo", "unknown key"},
@@ -134,6 +138,9 @@ func TestDefaultPolicy(t *testing.T) {
 		if got := zoneOf(z, path); got != want {
 			t.Errorf("default zone of %s = %s, want %s", path, got, want)
 		}
+	}
+	if c.History.MaxSize != 1<<30 || c.History.Keep != 30*24*time.Hour {
+		t.Errorf("default history = %+v, want 1 GiB and 30 days", c.History)
 	}
 	b := c.Policy(DefaultAgent).Bash
 	if !b.Enabled || b.Wall != WallRequired {

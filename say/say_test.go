@@ -107,6 +107,7 @@ var samples = []Message{
 	InternalError{Tool: "list", Problem: "nil map"},
 	UnknownTool{Tool: "teleport"},
 	VaultLockFailed{Problem: "read-only file system"},
+	HistoryFailed{Path: "a/kept.md", Problem: "no space left on device"},
 
 	PathParamDoc, ReadTitle, ReadDoc, ReadOffsetDoc, ReadLimitDoc, WriteTitle, WriteDoc, WriteContentDoc, EditTitle, EditDoc, EditOldDoc, EditNewDoc, EditReplaceAllDoc, MoveTitle, MoveDoc, MoveSourceDoc, MoveDestDoc, MoveOverwriteDoc, DeleteTitle, DeleteDoc, DeleteRecursiveDoc, ListTitle, ListDoc, ListPathDoc, SearchTitle, SearchDoc, SearchQueryDoc, SearchPathDoc, SearchRegexDoc, SearchGlobDoc, BashTitle, BashDoc, BashTxnDoc, BashCommandDoc,
 	ListDepthDoc{Max: 10}, SearchMaxDoc{Default: 100, Max: 1000}, BashTimeoutDoc{Default: 30, Max: 600},

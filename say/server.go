@@ -28,10 +28,14 @@ func (m Instructions) Text(l Lang) string {
 	b.WriteString(l.pick(
 		"File tools over a notes vault. Paths are relative to the vault root. "+
 			"Every call is checked against zones; a refusal says where the action is allowed. "+
-			"Read a file before you overwrite or edit it.\nZones:\n",
+			"Read a file before you overwrite or edit it. "+
+			"Every change you make is kept, and the person can see it and undo it, so ordinary edits need no fear; "+
+			"deleting is still refused where the zones refuse it.\nZones:\n",
 		"Файловые инструменты над хранилищем заметок. Пути — от корня хранилища. "+
 			"Каждый вызов проверяется по зонам; отказ говорит, где действие разрешено. "+
-			"Прочитайте файл, прежде чем перезаписывать или менять его.\nЗоны:\n"))
+			"Прочитайте файл, прежде чем перезаписывать или менять его. "+
+			"Каждое ваше изменение сохраняется, и человек может его увидеть и отменить, так что обычных правок бояться не нужно; "+
+			"удаление по-прежнему запрещено там, где его запрещают зоны.\nЗоны:\n"))
 	for _, z := range m.Zones {
 		fmt.Fprintf(&b, "- %s: %s (%s)\n", z.Path, z.Mode, ZoneAllows{z.Mode}.Text(l))
 	}
@@ -93,4 +97,16 @@ func (m VaultLockFailed) Text(l Lang) string {
 	return l.pick(
 		fmt.Sprintf("the vault lock could not be taken (%s); nothing was done", m.Problem),
 		fmt.Sprintf("не удалось взять блокировку хранилища (%s); ничего не сделано", m.Problem))
+}
+
+// HistoryFailed is a change refused because its pre-image could not be
+// kept (a full disk, a failed write): unkept, it could not be undone.
+type HistoryFailed struct {
+	Path, Problem string
+}
+
+func (m HistoryFailed) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf("%q was not changed: its previous state could not be kept for undo (%s)", m.Path, m.Problem),
+		fmt.Sprintf("«%s» не изменён: его прежнее состояние не удалось сохранить для отмены (%s)", m.Path, m.Problem))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/tools"
@@ -30,8 +31,9 @@ const (
 type Gate struct {
 	cfg   *config.Config
 	vault *tools.Vault
-	log   *audit.Writer // nil: no call that asks to be recorded is let through
-	rules []policy.Rule // library users' rules, after the built-in ones
+	log   *audit.Writer    // nil: no call that asks to be recorded is let through
+	keep  history.Recorder // nil: the file tools keep no history
+	rules []policy.Rule    // library users' rules, after the built-in ones
 
 	// Calls that change files run one at a time, plan to run (see
 	// lockVault).
@@ -46,13 +48,15 @@ type Options struct {
 	// Audit receives one record per call. A gate without one can only
 	// judge and run: a call whose Steps ask for a record is refused.
 	Audit *audit.Writer
+	// History keeps what the file tools change, before they change it.
+	History history.Recorder
 }
 
 // NewGate returns a gate for cfg's vault, whose files the tools reach only
 // through vault.Fs: a tools.NoFollowFs in production (see Open), an
 // afero.MemMapFs in the cell tests.
 func NewGate(cfg *config.Config, vault *tools.Vault, opt Options) *Gate {
-	return &Gate{cfg: cfg, vault: vault, log: opt.Audit, rules: opt.Rules}
+	return &Gate{cfg: cfg, vault: vault, log: opt.Audit, rules: opt.Rules, keep: opt.History}
 }
 
 // Config returns the gate's configuration.
@@ -191,6 +195,7 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 		return out
 	}
 	set := g.ToolSet(c)
+	g.keepHistory(set, c, out.ID, tool, start)
 	t, known := set.Lookup(tool)
 	if !known {
 		out.Decision, out.Err = Error, &tools.UnknownToolError{Tool: tool, Lang: lang}
@@ -230,6 +235,21 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 	}
 	out.Result = res
 	return out
+}
+
+// keepHistory names the call for the history its file changes go to.
+func (g *Gate) keepHistory(set *tools.Set, c Caller, id, tool string, start time.Time) {
+	if g.keep == nil {
+		return
+	}
+	m := history.Meta{Time: start, Tool: tool, Via: c.Via}
+	if c.Session != nil {
+		m.Session, m.Agent = c.Session.ID, c.Session.Agent
+	}
+	if m.Agent == "" && c.Policy != nil {
+		m.Agent = c.Policy.Name
+	}
+	set.History, set.CallID, set.Call = g.keep, id, m
 }
 
 // errNoLog refuses a call that asks to be recorded by a gate with no log.

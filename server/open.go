@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/tools"
 	"github.com/vaultgate/vaultgate/txn"
@@ -23,6 +25,9 @@ type OpenOptions struct {
 	// Log receives what the start-up did that a person should know (the
 	// commits it finished); nil is os.Stderr.
 	Log io.Writer
+	// StartUp is a server's start (not a hook call's): it sweeps what a
+	// crash left (tools.SweepTemp) and prunes the history to its bounds.
+	StartUp bool
 }
 
 // Open opens cfg's vault as every vaultgate binary serves it: its file
@@ -41,11 +46,27 @@ func Open(cfg *config.Config, opt OpenOptions) (g *Gate, closeAll func(), err er
 			return nil, nil, err
 		}
 	}
+	var kept *history.Store
+	if !opt.Dry {
+		hist := history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep}
+		if kept, err = history.Open(history.Dir(cfg.StateDir), rfs, hist); err != nil {
+			w.Close()
+			rfs.Close()
+			return nil, nil, err
+		}
+	}
 	vault := &tools.Vault{Root: cfg.Vault, Fs: rfs, WallHelper: opt.WallHelper, StateDir: VaultStateDir(cfg)}
-	g = NewGate(cfg, vault, Options{Audit: w})
+	gopt := Options{Audit: w}
+	if kept != nil {
+		gopt.History = kept
+	}
+	g = NewGate(cfg, vault, gopt)
 	closeAll = func() {
 		if w != nil {
 			w.Close()
+		}
+		if kept != nil {
+			kept.Close()
 		}
 		rfs.Close()
 	}
@@ -56,6 +77,12 @@ func Open(cfg *config.Config, opt OpenOptions) (g *Gate, closeAll func(), err er
 			return nil, nil, err
 		}
 		checkOverlay(cfg, vault.StateDir, log)
+	}
+	if opt.StartUp && !opt.Dry {
+		if err := g.startUp(kept); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
 	}
 	return g, closeAll, nil
 }
@@ -107,6 +134,23 @@ func (g *Gate) sweep(log io.Writer) error {
 		fmt.Fprintf(log, "vaultgate: start-up: kept %s\n", f)
 	}
 	return nil
+}
+
+// startUp clears what a killed server left: temporary files in the vault
+// (under the vault lock, so no running call's own are taken) and history
+// past its bounds.
+func (g *Gate) startUp(kept *history.Store) error {
+	unlock, err := g.lockVault()
+	if err != nil {
+		return err
+	}
+	_, err = tools.SweepTemp(g.vault.Fs)
+	unlock()
+	if err != nil {
+		return fmt.Errorf("sweeping temporary files: %w", err)
+	}
+	_, err = kept.GC(time.Now())
+	return err
 }
 
 // SecretValues are the values of every agent's configured secrets, which

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
@@ -321,7 +322,17 @@ func planWrite(s *Set, a args) (*Plan, error) {
 			if st.dir {
 				return nil, s.fail(say.IsFolder{Path: rel.String()})
 			}
-			if err := s.atomicWrite(rel.String(), []byte(content), st); err != nil {
+			op := "create"
+			if st.exists {
+				op = "modify"
+			}
+			k, err := s.keep(append(s.newFolder(rel), history.Target{Op: op, Path: rel.String()})...)
+			if err != nil {
+				return nil, err
+			}
+			err = s.atomicWrite(rel.String(), []byte(content), st)
+			k.settle(err)
+			if err != nil {
 				return nil, err
 			}
 			return &Result{Text: s.say(say.Wrote{Bytes: len(content), Path: rel.String()})}, nil
@@ -370,7 +381,13 @@ func planEdit(s *Set, a args) (*Plan, error) {
 			case n > 1 && !all:
 				return nil, s.fail(say.EditManyMatches{Path: rel.String(), Count: n})
 			}
-			if err := s.atomicWrite(rel.String(), []byte(strings.ReplaceAll(text, oldS, newS)), st); err != nil {
+			k, err := s.keep(history.Target{Op: "modify", Path: rel.String()})
+			if err != nil {
+				return nil, err
+			}
+			err = s.atomicWrite(rel.String(), []byte(strings.ReplaceAll(text, oldS, newS)), st)
+			k.settle(err)
+			if err != nil {
 				return nil, err
 			}
 			return &Result{Text: s.say(say.Edited{Count: n, Path: rel.String()})}, nil
@@ -378,8 +395,8 @@ func planEdit(s *Set, a args) (*Plan, error) {
 	}, nil
 }
 
-// atomicWrite replaces rel with data by way of a temporary file in the same
-// folder, synced before the rename: a crash leaves the old file or the new.
+// atomicWrite replaces rel with data by way of a file synced before it is
+// named (see placeNew): a crash leaves the old file or the new.
 func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 	fsys := s.Vault.Fs
 	dir := path.Dir(rel)
@@ -413,40 +430,87 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 	if now.exists {
 		mode = now.fi.Mode().Perm()
 	}
-	tmp := path.Join(tmpDir, tempPrefix+randomHex())
-	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return s.osFail(rel, err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			fsys.Remove(tmp)
+	if err := s.placeNew(fsys, name, tmpDir, data, mode, now.exists); err != nil {
+		if !now.exists && errors.Is(err, fs.ErrExist) {
+			return s.fail(say.ChangedMeantime{Path: rel})
 		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	rename := fsys.Rename
-	if r, isR := fsys.(NoReplaceRenamer); isR && !now.exists {
-		rename = r.RenameNoReplace // judged as a create: replace nothing
-	}
-	if err := rename(tmp, name); err != nil {
 		return s.osFail(rel, err)
 	}
-	ok = true
 	syncDir(fsys, tmpDir)
 	if fi, err := lstatIn(fsys, name); err == nil && s.State != nil {
 		policy.MarkRead(s.State, rel, fi.Size(), fi.ModTime())
 	}
 	return nil
+}
+
+// placeNew puts data at name (in folder dir of fsys), synced before it is
+// named. Where the kernel allows, the file is written unnamed (O_TMPFILE)
+// and linked into place, so a crash leaves nothing; replacing a file still
+// takes a temporary name for the rename, which start-up sweeps (SweepTemp).
+// What is judged a create never replaces anything that appeared meanwhile.
+func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.FileMode, replace bool) error {
+	if u, ok := fsys.(UnnamedCreator); ok {
+		f, err := u.CreateUnnamed(mode)
+		if err == nil {
+			return placeUnnamed(fsys, f, name, dir, data, replace)
+		}
+		if !errors.Is(err, ErrUnnamedUnsupported) {
+			return err
+		}
+	}
+	tmp := path.Join(dir, tempPrefix+randomHex())
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if err := writeSynced(f, data); err != nil {
+		fsys.Remove(tmp)
+		return err
+	}
+	rename := fsys.Rename
+	if r, isR := fsys.(NoReplaceRenamer); isR && !replace {
+		rename = r.RenameNoReplace // judged as a create: replace nothing
+	}
+	if err := rename(tmp, name); err != nil {
+		fsys.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func placeUnnamed(fsys afero.Fs, f UnnamedFile, name, dir string, data []byte, replace bool) error {
+	if err := writeSynced(f, data); err != nil {
+		return err
+	}
+	defer f.Close()
+	if !replace {
+		return f.Link(name) // EEXIST if something appeared: nothing replaced
+	}
+	tmp := tempPrefix + randomHex()
+	if err := f.Link(tmp); err != nil {
+		return err
+	}
+	if err := fsys.Rename(path.Join(dir, tmp), name); err != nil {
+		fsys.Remove(path.Join(dir, tmp))
+		return err
+	}
+	return nil
+}
+
+// writeSynced writes data and syncs it; on error the file is closed.
+func writeSynced(f afero.File, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if _, isUnnamed := f.(UnnamedFile); isUnnamed {
+		return nil // closed once linked
+	}
+	return f.Close()
 }
 
 // syncDir makes a rename durable where the file system supports it.
@@ -525,38 +589,50 @@ func planMove(s *Set, a args) (*Plan, error) {
 			case dstat.exists && sst.dir:
 				return nil, s.fail(say.OverwriteFolder{Path: src.String()})
 			}
-			if dir := dst.Parent(); !dir.IsRoot() {
-				if err := s.Vault.Fs.MkdirAll(dir.String(), 0o755); err != nil {
-					return nil, s.osFail(dir.String(), err)
-				}
-			}
-			now, err := s.stat(dst)
+			k, err := s.keep(append(s.newFolder(dst), history.Target{Op: "move", Path: src.String(), To: dst.String()},
+				history.Target{Op: "move", Path: dst.String(), From: src.String()})...)
 			if err != nil {
 				return nil, err
 			}
-			if now.exists != dstat.exists {
-				return nil, s.fail(say.ChangedMeantime{Path: dst.String()})
-			}
-			// Judged as a create: where the Fs can, the rename itself
-			// refuses to replace what appeared meanwhile.
-			rename := s.Vault.Fs.Rename
-			if r, ok := s.Vault.Fs.(NoReplaceRenamer); ok && !dstat.exists {
-				rename = r.RenameNoReplace
-			}
-			if err := rename(src.String(), dst.String()); err != nil {
-				if !dstat.exists && errors.Is(err, fs.ErrExist) {
-					return nil, s.fail(say.DestExists{Path: dst.String()})
-				}
-				return nil, s.osFail(src.String(), err)
-			}
-			syncDir(s.Vault.Fs, dst.Parent().String())
-			if s.State != nil {
-				policy.Forget(s.State, src.String())
-				policy.Forget(s.State, dst.String())
-			}
-			return &Result{Text: s.say(say.Moved{From: src.String(), To: dst.String()})}, nil
+			res, err := s.runMove(src, dst, dstat)
+			k.settle(err)
+			return res, err
 		},
 	}, nil
+}
+
+// runMove renames src to dst, once the plan's checks passed.
+func (s *Set) runMove(src, dst zones.Path, dstat stat) (*Result, error) {
+	if dir := dst.Parent(); !dir.IsRoot() {
+		if err := s.Vault.Fs.MkdirAll(dir.String(), 0o755); err != nil {
+			return nil, s.osFail(dir.String(), err)
+		}
+	}
+	now, err := s.stat(dst)
+	if err != nil {
+		return nil, err
+	}
+	if now.exists != dstat.exists {
+		return nil, s.fail(say.ChangedMeantime{Path: dst.String()})
+	}
+	// Judged as a create: where the Fs can, the rename itself
+	// refuses to replace what appeared meanwhile.
+	rename := s.Vault.Fs.Rename
+	if r, ok := s.Vault.Fs.(NoReplaceRenamer); ok && !dstat.exists {
+		rename = r.RenameNoReplace
+	}
+	if err := rename(src.String(), dst.String()); err != nil {
+		if !dstat.exists && errors.Is(err, fs.ErrExist) {
+			return nil, s.fail(say.DestExists{Path: dst.String()})
+		}
+		return nil, s.osFail(src.String(), err)
+	}
+	syncDir(s.Vault.Fs, dst.Parent().String())
+	if s.State != nil {
+		policy.Forget(s.State, src.String())
+		policy.Forget(s.State, dst.String())
+	}
+	return &Result{Text: s.say(say.Moved{From: src.String(), To: dst.String()})}, nil
 }
 
 func planDelete(s *Set, a args) (*Plan, error) {
@@ -595,12 +671,16 @@ func planDelete(s *Set, a args) (*Plan, error) {
 					return nil, s.fail(say.FolderNotEmpty{Path: rel.String()})
 				}
 			}
-			var err error
+			k, err := s.keep(history.Target{Op: "delete", Path: name})
+			if err != nil {
+				return nil, err
+			}
 			if e.Subtree {
 				err = fsys.RemoveAll(name)
 			} else {
 				err = fsys.Remove(name)
 			}
+			k.settle(err)
 			if err != nil {
 				return nil, s.osFail(name, err)
 			}

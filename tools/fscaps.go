@@ -1,6 +1,11 @@
 package tools
 
-import "github.com/spf13/afero"
+import (
+	"errors"
+	"os"
+
+	"github.com/spf13/afero"
+)
 
 // Capabilities a file system may have beyond afero.Fs, discovered by type
 // assertion. Where the Fs lacks one (afero.MemMapFs in unit tests), the
@@ -26,3 +31,20 @@ type PinnedFs interface {
 	afero.Fs
 	Close() error
 }
+
+// UnnamedCreator makes a file with no name in its root folder (O_TMPFILE),
+// named only once it is whole: a crash before Link leaves nothing.
+type UnnamedCreator interface {
+	CreateUnnamed(perm os.FileMode) (UnnamedFile, error)
+}
+
+// UnnamedFile is a file not yet named; Link names it in the folder it was
+// made in, never replacing what is there.
+type UnnamedFile interface {
+	afero.File
+	Link(name string) error
+}
+
+// ErrUnnamedUnsupported is a kernel or file system without O_TMPFILE: the
+// caller falls back to a temporary name.
+var ErrUnnamedUnsupported = errors.New("unnamed files are not supported here")

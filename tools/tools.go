@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/say"
@@ -105,6 +106,11 @@ type Set struct {
 	// in who calls (session, via, zones, language); without a judge no
 	// real change is applied.
 	Judge func(*policy.ToolCall) *policy.Deny
+	// History keeps what the file tools change, before they change it;
+	// nil keeps nothing. Call names the call for it.
+	History history.Recorder
+	Call    history.Meta
+	CallID  string
 }
 
 // Tools lists the set's tools in a fixed order. A hook set has a tool for

@@ -36,5 +36,5 @@ func (s *source) load() (*config.Config, error) {
 // A bash call's wall is built by vaultgate-wall when it lies beside this
 // binary, and by this binary re-executed otherwise (go run).
 func openGate(cfg *config.Config, dry bool) (*server.Gate, func(), error) {
-	return server.Open(cfg, server.OpenOptions{Dry: dry, WallHelper: sandbox.HelperBeside()})
+	return server.Open(cfg, server.OpenOptions{Dry: dry, WallHelper: sandbox.HelperBeside(), StartUp: !dry})
 }

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/history"
+	"github.com/vaultgate/vaultgate/server"
+)
+
+// Exit codes of history, diff and undo: 0 done, 1 undo left a path alone
+// (or a failure), 2 bad usage or an id the history does not know.
+const exitFailed = 1
+
+func openHistory(cfg *config.Config) (*history.Store, error) {
+	return history.Open(history.Dir(cfg.StateDir), nil, history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep})
+}
+
+func init() {
+	var src source
+	var session, since string
+	var asJSON, gc bool
+	register(&command{
+		name:    "history",
+		summary: "list the changes the agent made to the vault, newest first",
+		usage:   "[--config FILE] [PATH] [--session S] [--since DUR] [--json] | --gc",
+		help: `Lists what vaultgate kept of each change to the vault, newest first: the
+time, the call id (the audit line's id), agent, session, tool, operation,
+path, and the size before and after ("-": absent; "N/": a folder of N
+bytes). PATH keeps the changes of that path and of what is below it.
+An entry whose state is "pending" was cut short (a crash) and "failed" one
+whose change was not made.
+
+--json prints one JSON object per line: id, session, agent, tool, op,
+path, from/to (a move), time, state, and the before and after states.
+
+--gc prunes the history to [history] max_size and keep by hand (the
+server also does at start-up): the oldest entries go first, then every
+kept body no entry names.
+
+Exit codes: 0 listed (even nothing), 1 the history could not be read,
+2 bad usage.`,
+		flags: func(fs *flag.FlagSet) {
+			src.flags(fs)
+			fs.StringVar(&session, "session", "", "only changes of this session id")
+			fs.StringVar(&since, "since", "", "only changes since: an RFC 3339 time, a date, or a duration back (1h, 2d)")
+			fs.BoolVar(&asJSON, "json", false, "one JSON object per line")
+			fs.BoolVar(&gc, "gc", false, "prune the history to its bounds, then exit")
+		},
+		run: func(fs *flag.FlagSet, args []string) int {
+			if len(args) > 1 {
+				return fail(exitUsage, "history takes at most one PATH")
+			}
+			cfg, err := src.load()
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			from, err := audit.ParseSince(since, time.Now())
+			if err != nil {
+				return fail(exitUsage, "--%v", err)
+			}
+			store, err := openHistory(cfg)
+			if err != nil {
+				return fail(exitFailed, "%v", err)
+			}
+			defer store.Close()
+			if gc {
+				if len(args) > 0 || session != "" || since != "" || asJSON {
+					return fail(exitUsage, "--gc takes no other flags or PATH")
+				}
+				p, err := store.GC(time.Now())
+				if err != nil {
+					return fail(exitFailed, "%v", err)
+				}
+				fmt.Fprintf(stdout, "pruned %d calls and %d bodies (%d bytes)\n", p.Calls, p.Blobs, p.Bytes)
+				return exitOK
+			}
+			var under string
+			if len(args) == 1 {
+				under = path.Clean(strings.Trim(args[0], "/"))
+			}
+			all, err := store.All()
+			if err != nil {
+				return fail(exitFailed, "%v", err)
+			}
+			var shown []history.Entry
+			for _, e := range slices.Backward(all) {
+				if (session == "" || e.Session == session) && (from.IsZero() || !e.Time.Before(from)) &&
+					(under == "" || within(e.Path, under) || (e.From != "" && within(e.From, under))) {
+					shown = append(shown, e)
+				}
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				for _, e := range shown {
+					if err := enc.Encode(e); err != nil {
+						return fail(exitFailed, "%v", err)
+					}
+				}
+				return exitOK
+			}
+			tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tID\tAGENT\tSESSION\tTOOL\tOP\tPATH\tBEFORE\tAFTER\tSTATE")
+			for _, e := range shown {
+				p := e.Path
+				if e.To != "" {
+					p += " -> " + e.To
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format(time.DateTime), e.ID,
+					dash(e.Agent), dash(e.Session), e.Tool, e.Op, p, e.Before.SizeText(), e.After.SizeText(), e.State)
+			}
+			tw.Flush()
+			return exitOK
+		},
+	})
+}
+
+func within(p, under string) bool {
+	return under == "." || p == under || strings.HasPrefix(p, under+"/")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func init() {
+	var src source
+	register(&command{
+		name:    "diff",
+		summary: "show what one call changed, as a unified diff",
+		usage:   "[--config FILE] ID",
+		help: `Prints a unified diff of each text file the call ID changed (the id of its
+audit line, as vaultgate history lists it): a file written, edited,
+moved, deleted, or every file of a folder deleted. A binary file, a link
+or anything else is told in one line.
+
+Exit codes: 0 printed (nothing, for a call that changed nothing), 1 the
+history could not be read, 2 bad usage or an id the history does not know.`,
+		flags: src.flags,
+		run: func(fs *flag.FlagSet, args []string) int {
+			if len(args) != 1 {
+				return fail(exitUsage, "diff takes one call ID")
+			}
+			cfg, err := src.load()
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			store, err := openHistory(cfg)
+			if err != nil {
+				return fail(exitFailed, "%v", err)
+			}
+			defer store.Close()
+			if err := store.Diff(stdout, args[0]); err != nil {
+				if errors.Is(err, history.ErrUnknownID) {
+					return fail(exitUsage, "%s: no change of that id is kept", args[0])
+				}
+				return fail(exitFailed, "%v", err)
+			}
+			return exitOK
+		},
+	})
+}
+
+func init() {
+	var src source
+	var session, since string
+	var force bool
+	register(&command{
+		name:    "undo",
+		summary: "put back what calls changed, as it was before them",
+		usage:   "[--config FILE] ID... | --session S | --since DUR [--force]",
+		help: `Puts back each path the given calls changed as it was before them, newest
+call first: a file written or edited gets its old content and mode back,
+a created one goes, a deleted file or folder tree comes back whole, a
+move is moved back. Each file is put back atomically (a temporary file in
+its folder, synced, then renamed over it).
+
+A path that changed since the call (by the agent or anyone: it no longer
+holds what the call left) is not touched: undo names it and exits 1.
+--force puts it back all the same.
+
+The zones don't bind undo: it is your act, not the agent's. It is an
+audit line of its own (via "cli", tool "undo") with its own history, so
+"vaultgate undo ID-OF-THE-UNDO" takes it back.
+
+Exit codes: 0 done (or nothing to do: an id that changed nothing says so),
+1 a path was left alone or the undo failed, 2 bad usage or an id neither
+the history nor the audit log knows (then nothing is done).`,
+		flags: func(fs *flag.FlagSet) {
+			src.flags(fs)
+			fs.StringVar(&session, "session", "", "undo every change of this session")
+			fs.StringVar(&since, "since", "", "undo every change since: an RFC 3339 time, a date, or a duration back (1h, 2d)")
+			fs.BoolVar(&force, "force", false, "put back paths that changed since the call too")
+		},
+		run: func(fs *flag.FlagSet, args []string) int {
+			if len(args) == 0 && session == "" && since == "" {
+				return fail(exitUsage, "undo needs call IDs, --session S or --since DUR")
+			}
+			cfg, err := src.load()
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			from, err := audit.ParseSince(since, time.Now())
+			if err != nil {
+				return fail(exitUsage, "--%v", err)
+			}
+			g, closeAll, err := server.Open(cfg, server.OpenOptions{})
+			if err != nil {
+				return fail(exitFailed, "%v", err)
+			}
+			defer closeAll()
+			u, err := g.Undo(server.UndoRequest{IDs: args, Session: session, Since: from, Force: force})
+			if errors.Is(err, history.ErrUnknownID) {
+				return fail(exitUsage, "%v (nothing was undone)", err)
+			}
+			if u != nil {
+				for _, id := range u.Nothing {
+					fmt.Fprintf(stdout, "%s changed nothing\n", id)
+				}
+				for _, p := range u.Restored {
+					fmt.Fprintf(stdout, "put back %s\n", p)
+				}
+				for _, c := range u.Conflicts {
+					fmt.Fprintf(stderr, "vaultgate: %s changed since call %s; left alone (--force puts it back)\n", c.Path, c.ID)
+				}
+				if len(u.Restored) > 0 {
+					fmt.Fprintf(stdout, "undo %s (vaultgate undo %s takes it back)\n", u.ID, u.ID)
+				}
+			}
+			if err != nil {
+				return fail(exitFailed, "%v", err)
+			}
+			if len(u.Conflicts) > 0 {
+				return exitFailed
+			}
+			return exitOK
+		},
+	})
+}

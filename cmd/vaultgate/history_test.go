@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// serveClient starts the built binary over stdio on cfg, initialized.
+func serveClient(t *testing.T, bin, cfg string) *client.Client {
+	t.Helper()
+	c, err := client.NewStdioMCPClient(bin, []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, "serve", "--config", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "history-test", Version: "1"}
+	info, err := c.Initialize(ctx, init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(info.Instructions, "undo") || !strings.Contains(info.Instructions, "deleting is still refused") {
+		t.Errorf("the instructions don't tell of undo: %q", info.Instructions)
+	}
+	return c
+}
+
+// auditIDs are the ids of the log's allowed calls, by tool, in order.
+func auditIDs(t *testing.T, auditPath string) map[string][]string {
+	t.Helper()
+	body, err := os.ReadFile(auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+		var r struct{ ID, Tool, Decision string }
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Decision == "allow" {
+			out[r.Tool] = append(out[r.Tool], r.ID)
+		}
+	}
+	return out
+}
+
+// TestHistoryDiffUndoBinary drives the built server over MCP, then lists,
+// diffs and undoes its calls by their audit ids, as a person would.
+func TestHistoryDiffUndoBinary(t *testing.T) {
+	vault, cfg, auditPath := sampleVault(t)
+	os.MkdirAll(filepath.Join(vault, "мета/бобер/старое/глубже"), 0o755)
+	os.WriteFile(filepath.Join(vault, "мета/бобер/старое/a.md"), []byte("a\n"), 0o644)
+	os.WriteFile(filepath.Join(vault, "мета/бобер/старое/глубже/b.bin"), []byte("\x00b"), 0o600)
+	c := serveClient(t, binary(t), cfg)
+	ideas, _ := os.ReadFile(filepath.Join(vault, "notes/ideas.md"))
+	callTool(t, c, "read", map[string]any{"path": "notes/ideas.md"})
+	if text, isErr := callTool(t, c, "write", map[string]any{"path": "notes/ideas.md", "content": "rewritten\n"}); isErr {
+		t.Fatal(text)
+	}
+	if text, isErr := callTool(t, c, "write", map[string]any{"path": "notes/new.md", "content": "one\ntwo\n"}); isErr {
+		t.Fatal(text)
+	}
+	if text, isErr := callTool(t, c, "delete", map[string]any{"path": "мета/бобер/старое", "recursive": true}); isErr {
+		t.Fatal(text)
+	}
+	c.Close()
+	ids := auditIDs(t, auditPath)
+	writeID, newID, delID, readID := ids["write"][0], ids["write"][1], ids["delete"][0], ids["read"][0]
+
+	out, errOut, code := runCLI(t, "history", "--config", cfg, "--json")
+	if code != 0 {
+		t.Fatalf("history --json: %d %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var first map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"id", "session", "path", "op", "time", "agent", "tool", "before", "after"} {
+		if _, ok := first[k]; !ok {
+			t.Errorf("history --json lacks %q: %s", k, lines[0])
+		}
+	}
+	if first["id"] != delID || first["op"] != "delete" || first["session"] == "" {
+		t.Errorf("newest first: %s", lines[0])
+	}
+	for _, filter := range [][]string{{"--session", first["session"].(string)}, {"--since", "1h"}} {
+		got, _, code := runCLI(t, append([]string{"history", "--config", cfg, "--json"}, filter...)...)
+		if code != 0 || strings.Count(got, "\n") != len(lines) {
+			t.Errorf("history %v: %d, %d lines, want %d", filter, code, strings.Count(got, "\n"), len(lines))
+		}
+	}
+	for _, filter := range [][]string{{"--session", "no-such-session"}, {"--since", "2099-01-01"}} {
+		if got, _, code := runCLI(t, append([]string{"history", "--config", cfg, "--json"}, filter...)...); code != 0 || got != "" {
+			t.Errorf("history %v: %d %q, want nothing", filter, code, got)
+		}
+	}
+	if _, _, code := runCLI(t, "history", "--config", cfg, "--since", "soon"); code != exitUsage {
+		t.Errorf("history --since soon: exit %d, want 2", code)
+	}
+	out, _, code = runCLI(t, "history", "--config", cfg, "notes/ideas.md")
+	if code != 0 || !strings.Contains(out, writeID) || strings.Contains(out, newID) || !strings.Contains(out, "modify") {
+		t.Errorf("history PATH: %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "diff", "--config", cfg, newID)
+	if code != 0 || !strings.Contains(out, "+++ b/notes/new.md") || !strings.Contains(out, "+one\n+two\n") {
+		t.Errorf("diff of a new file: %d\n%s", code, out)
+	}
+	if _, _, code = runCLI(t, "diff", "--config", cfg, "no-such-id"); code != exitUsage {
+		t.Errorf("diff of an unknown id: exit %d, want 2", code)
+	}
+
+	// the deleted tree comes back whole
+	out, errOut, code = runCLI(t, "undo", "--config", cfg, delID)
+	if code != 0 || !strings.Contains(out, "put back мета/бобер/старое") {
+		t.Errorf("undo of the delete: %d %s %s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(vault, "мета/бобер/старое/глубже/b.bin")); err != nil || string(b) != "\x00b" {
+		t.Errorf("the deleted tree is not back: %q %v", b, err)
+	}
+	if fi, err := os.Stat(filepath.Join(vault, "мета/бобер/старое/глубже/b.bin")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the deleted file's mode is not back: %v", fi)
+	}
+	// a read changed nothing; an unknown id is bad usage
+	if out, _, code = runCLI(t, "undo", "--config", cfg, readID); code != 0 || !strings.Contains(out, "changed nothing") {
+		t.Errorf("undo of a read: %d %s", code, out)
+	}
+	if _, _, code = runCLI(t, "undo", "--config", cfg, "0190aaaa-0000-7000-8000-000000000000"); code != exitUsage {
+		t.Errorf("undo of an unknown id: exit %d, want 2", code)
+	}
+	// the person changed the note since: left alone, exit 1; --force
+	os.WriteFile(filepath.Join(vault, "notes/ideas.md"), []byte("the person's\n"), 0o644)
+	_, errOut, code = runCLI(t, "undo", "--config", cfg, writeID)
+	if code != exitFailed || !strings.Contains(errOut, "notes/ideas.md changed since") {
+		t.Errorf("undo of a changed path: %d %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(vault, "notes/ideas.md")); string(b) != "the person's\n" {
+		t.Errorf("a conflicting path was touched: %q", b)
+	}
+	if _, errOut, code = runCLI(t, "undo", "--config", cfg, writeID, "--force"); code != 0 {
+		t.Errorf("undo --force: %d %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(vault, "notes/ideas.md")); string(b) != string(ideas) {
+		t.Errorf("--force did not put the note back: %q", b)
+	}
+	// the undos are audit lines of their own, via cli
+	var undos int
+	body, _ := os.ReadFile(auditPath)
+	for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+		var r struct{ Tool, Via string }
+		json.Unmarshal([]byte(line), &r)
+		if r.Tool == "undo" && r.Via == "cli" {
+			undos++
+		}
+	}
+	if undos < 3 {
+		t.Errorf("%d undo lines in the audit log", undos)
+	}
+	if _, _, code = runCLI(t, "undo", "--config", cfg); code != exitUsage {
+		t.Errorf("undo with nothing to undo: exit %d", code)
+	}
+	if out, _, code = runCLI(t, "history", "--config", cfg, "--gc"); code != 0 || !strings.Contains(out, "pruned 0 calls") {
+		t.Errorf("history --gc: %d %s", code, out)
+	}
+}
+
+// TestHistoryHiddenFromAgent keeps the state folder inside the vault, the
+// closest it can be, and checks that no tool reaches the history there:
+// read, list, search, and cat in walled bash.
+func TestHistoryHiddenFromAgent(t *testing.T) {
+	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
+		t.Skip("walled bash runs as root here (CI runs it)")
+	}
+	vault, cfg, _ := sampleVault(t)
+	body, _ := os.ReadFile(cfg)
+	body = []byte(strings.Replace(string(body), `path = "state/audit.jsonl"`, `path = "vault/.vaultgate/audit.jsonl"`, 1))
+	os.WriteFile(cfg, append(body, []byte("[bash]\ntimeout = \"20s\"\n")...), 0o644)
+	c := serveClient(t, filepath.Join(bundle(t), "vaultgate"), cfg)
+	secret := "kept-body-" + strings.Repeat("z", 8)
+	os.WriteFile(filepath.Join(vault, "notes/s.md"), []byte(secret+"\n"), 0o644)
+	callTool(t, c, "read", map[string]any{"path": "notes/s.md"})
+	if text, isErr := callTool(t, c, "write", map[string]any{"path": "notes/s.md", "content": "gone\n"}); isErr {
+		t.Fatal(text)
+	}
+	entries, err := os.ReadDir(filepath.Join(vault, ".vaultgate/history/entries"))
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("the history is not where the test looks: %v", err)
+	}
+	entry := ".vaultgate/history/entries/" + entries[0].Name()
+	blobs, _ := os.ReadDir(filepath.Join(vault, ".vaultgate/history/blobs"))
+	var blob string
+	for _, b := range blobs {
+		if got, _ := os.ReadFile(filepath.Join(vault, ".vaultgate/history/blobs", b.Name())); strings.Contains(string(got), secret) {
+			blob = ".vaultgate/history/blobs/" + b.Name()
+		}
+	}
+	if blob == "" {
+		t.Fatal("the pre-image is not kept")
+	}
+	for _, p := range []string{entry, blob} {
+		if text, isErr := callTool(t, c, "read", map[string]any{"path": p}); !isErr || strings.Contains(text, secret) {
+			t.Errorf("read %s: %v %q", p, isErr, text)
+		}
+	}
+	for _, p := range []string{".", ".vaultgate", ".vaultgate/history"} {
+		if text, _ := callTool(t, c, "list", map[string]any{"path": p, "depth": 5}); strings.Contains(text, "entries") || strings.Contains(text, "blobs") || (p == "." && strings.Contains(text, ".vaultgate")) {
+			t.Errorf("list %s shows the history: %q", p, text)
+		}
+	}
+	if text, _ := callTool(t, c, "search", map[string]any{"query": secret}); strings.Contains(text, secret) {
+		t.Errorf("search finds the pre-image: %q", text)
+	}
+	if text, _ := callTool(t, c, "search", map[string]any{"query": "sha256", "path": ".vaultgate"}); strings.Contains(text, "entries") {
+		t.Errorf("search finds the entries: %q", text)
+	}
+	for _, cmd := range []string{"cat " + blob, "cat " + entry, "ls .vaultgate/history", "cat .vaultgate/history/blobs/*", "cd .vaultgate && ls -R", "find . -name '*.json'"} {
+		if text, _ := callTool(t, c, "bash", map[string]any{"command": cmd}); strings.Contains(text, secret) || strings.Contains(text, `"before"`) || strings.Contains(text, "lock\ntmp") {
+			t.Errorf("bash %s reaches the history: %q", cmd, text)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package history
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"slices"
+	"time"
+)
+
+// Entry states.
+const (
+	Pending = "pending" // the pre-image is kept; the change has not been confirmed
+	Applied = "applied" // the change was made; After is what it left
+	Failed  = "failed"  // the change was not made (or not wholly): After is what is there
+)
+
+// Kinds of a path's state.
+const (
+	KindFile    = "file"
+	KindDir     = "dir"
+	KindSymlink = "symlink"
+	KindOther   = "other" // a fifo, a socket, a device: its content is not kept
+)
+
+// State is what one path held at one moment.
+type State struct {
+	Exists bool        `json:"exists"`
+	Kind   string      `json:"kind,omitempty"`
+	Mode   fs.FileMode `json:"mode,omitempty"` // permission bits
+	Size   int64       `json:"size,omitempty"` // a file's bytes; a folder's: the sum of its files'
+	SHA256 string      `json:"sha256,omitempty"`
+	Target string      `json:"target,omitempty"` // a symlink's
+	// Tree is a folder's content, each entry by its path below the
+	// folder, parents before children.
+	Tree []TreeEntry `json:"tree,omitempty"`
+}
+
+// TreeEntry is one path inside a folder's State.
+type TreeEntry struct {
+	Path   string      `json:"path"`
+	Kind   string      `json:"kind"`
+	Mode   fs.FileMode `json:"mode"`
+	Size   int64       `json:"size,omitempty"`
+	SHA256 string      `json:"sha256,omitempty"`
+	Target string      `json:"target,omitempty"`
+}
+
+// Same reports whether two states hold the same thing: kind, content and
+// permissions (not times, which a copy or a restore changes).
+func (s State) Same(o State) bool {
+	if s.Exists != o.Exists {
+		return false
+	}
+	if !s.Exists {
+		return true
+	}
+	return s.Kind == o.Kind && s.Mode == o.Mode && s.SHA256 == o.SHA256 && s.Target == o.Target &&
+		slices.Equal(s.Tree, o.Tree)
+}
+
+// blobs lists the content hashes the state refers to.
+func (s State) blobs() []string {
+	var out []string
+	if s.Kind == KindFile && s.SHA256 != "" {
+		out = append(out, s.SHA256)
+	}
+	for _, t := range s.Tree {
+		if t.Kind == KindFile && t.SHA256 != "" {
+			out = append(out, t.SHA256)
+		}
+	}
+	return out
+}
+
+// Entry is one changed path of one call.
+type Entry struct {
+	Time    time.Time `json:"time"`
+	ID      string    `json:"id"` // the audit line's
+	Agent   string    `json:"agent"`
+	Session string    `json:"session"`
+	Tool    string    `json:"tool"`
+	Via     string    `json:"via,omitempty"`
+	Op      string    `json:"op"` // create, modify, delete, move, restore
+	Path    string    `json:"path"`
+	// From is a move's source, on the entry of its destination; To is a
+	// move's destination, on the entry of its source.
+	From   string `json:"from,omitempty"`
+	To     string `json:"to,omitempty"`
+	Before State  `json:"before"`
+	After  State  `json:"after"`
+	State  string `json:"state"`
+	// Undoes names the call an undo took back, on the undo's entries.
+	Undoes string `json:"undoes,omitempty"`
+}
+
+// Meta is who made a call, for its entries.
+type Meta struct {
+	Time    time.Time
+	Agent   string
+	Session string
+	Tool    string
+	Via     string
+	Undoes  string
+}
+
+// Target is one path a call is about to change. A move is two targets,
+// the source (To set) and the destination (From set).
+type Target struct {
+	Op   string
+	Path string
+	From string
+	To   string
+}
+
+// treeSum names a folder's content in one hash, so two folders compare by
+// one string in listings.
+func treeSum(t []TreeEntry) string {
+	h := sha256.New()
+	for _, e := range t {
+		fmt.Fprintf(h, "%s\x00%s\x00%o\x00%s\x00%s\n", e.Path, e.Kind, e.Mode, e.SHA256, e.Target)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

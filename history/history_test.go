@@ -1,0 +1,184 @@
+package history_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vaultgate/vaultgate/history"
+	"github.com/vaultgate/vaultgate/tools"
+)
+
+// vaultStore is a vault folder and a store over it, the vault reached as
+// the server reaches it.
+func vaultStore(t *testing.T, opt history.Options) (vault string, fsys *tools.NoFollowFs, s *history.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	vault = filepath.Join(dir, "vault")
+	if err := os.MkdirAll(vault, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := tools.OpenNoFollowFs(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fsys.Close() })
+	s, err = history.Open(history.Dir(filepath.Join(dir, "state")), fsys, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return vault, fsys, s
+}
+
+func write(t *testing.T, vault, rel, body string) {
+	t.Helper()
+	p := filepath.Join(vault, rel)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func blobCount(t *testing.T, s *history.Store) int {
+	t.Helper()
+	names, err := os.ReadDir(filepath.Join(s.Dir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(names)
+}
+
+// TestIdenticalContentKeptOnce: two files of one body, kept by two calls,
+// are one blob.
+func TestIdenticalContentKeptOnce(t *testing.T) {
+	vault, _, s := vaultStore(t, history.Options{})
+	write(t, vault, "a.md", "same body\n")
+	write(t, vault, "b/c.md", "same body\n")
+	for i, p := range []string{"a.md", "b"} {
+		c, err := s.Begin("id-"+string(rune('0'+i)), history.Meta{}, []history.Target{{Op: "delete", Path: p}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Done()
+	}
+	if n := blobCount(t, s); n != 1 {
+		t.Errorf("%d blobs, want 1", n)
+	}
+}
+
+// TestCrashBetweenPreImageAndChange: Begin returned (the pre-image is on
+// disk, the entry pending) and the server died, before or after the change.
+// A new store finds the entry; undo sees nothing to do when the file is
+// old, and a change of unknown outcome when it is new, which --force
+// takes back.
+func TestCrashBetweenPreImageAndChange(t *testing.T) {
+	for _, changed := range []bool{false, true} {
+		vault, fsys, s := vaultStore(t, history.Options{})
+		write(t, vault, "n.md", "old\n")
+		if _, err := s.Begin("crash", history.Meta{Session: "s"}, []history.Target{{Op: "modify", Path: "n.md"}}); err != nil {
+			t.Fatal(err)
+		}
+		if changed {
+			write(t, vault, "n.md", "new\n")
+		}
+		// the server is gone: a fresh store over the same folder
+		s2, err := history.Open(s.Dir(), fsys, history.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := s2.Call("crash")
+		if err != nil || len(es) != 1 || es[0].State != history.Pending {
+			t.Fatalf("entries after the crash: %+v %v", es, err)
+		}
+		b, err := s2.Blob(es[0].Before.SHA256)
+		if err != nil {
+			t.Fatalf("the pre-image is not there: %v", err)
+		}
+		b.Close()
+		p, err := s2.PlanUndo([]string{"crash"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !changed {
+			if len(p.Nothing) != 1 || len(p.Conflicts) != 0 {
+				t.Errorf("file old: plan %+v, want nothing to do", p.Undone)
+			}
+			continue
+		}
+		if len(p.Conflicts) != 1 {
+			t.Errorf("file new: plan %+v, want the path named", p.Undone)
+		}
+		p, _ = s2.PlanUndo([]string{"crash"}, true)
+		if err := s2.Apply(p, "undo-crash", history.Meta{}, fsys); err != nil {
+			t.Fatal(err)
+		}
+		if body, _ := os.ReadFile(filepath.Join(vault, "n.md")); string(body) != "old\n" {
+			t.Errorf("forced undo left %q", body)
+		}
+		s2.Close()
+	}
+}
+
+// TestRetention: calls older than keep go; then the oldest while the
+// bodies exceed max_size; a body only pruned calls named goes with them,
+// one a kept call names stays.
+func TestRetention(t *testing.T) {
+	vault, _, s := vaultStore(t, history.Options{MaxSize: 1500, Keep: 24 * time.Hour})
+	now := time.Now()
+	keep := func(id string, age time.Duration, body string) {
+		t.Helper()
+		write(t, vault, "n.md", body)
+		c, err := s.Begin(id, history.Meta{Time: now.Add(-age)}, []history.Target{{Op: "modify", Path: "n.md"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Done()
+	}
+	keep("01-old", 48*time.Hour, strings.Repeat("a", 1000))
+	keep("02-mid", 3*time.Hour, strings.Repeat("b", 1000))
+	keep("03-new", 2*time.Hour, strings.Repeat("c", 1000))
+	keep("04-now", time.Hour, strings.Repeat("c", 1000))
+	p, err := s.GC(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := s.Calls()
+	// 01 is too old, taking a; then b and c are 2000 bytes > 1500: 02 goes, taking b
+	if strings.Join(ids, " ") != "03-new 04-now" {
+		t.Errorf("kept %v (pruned %+v)", ids, p)
+	}
+	if p.Calls != 2 || p.Blobs != 2 || p.Bytes != 2000 {
+		t.Errorf("pruned %+v, want 2 calls, 2 bodies, 2000 bytes", p)
+	}
+	if n := blobCount(t, s); n != 1 {
+		t.Errorf("%d blobs left, want the one 03 and 04 share", n)
+	}
+	if _, err := s.Call("01-old"); !errors.Is(err, history.ErrUnknownID) {
+		t.Errorf("01-old: %v", err)
+	}
+}
+
+// TestBeginRefusesWhatItCantKeep: a pre-image that can't be read fails
+// Begin, and no entry is left.
+func TestBeginRefusesWhatItCantKeep(t *testing.T) {
+	vault, _, s := vaultStore(t, history.Options{})
+	if err := os.Mkdir(filepath.Join(vault, "loop"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// a path through a link the no-follow file system won't walk
+	os.Symlink("loop", filepath.Join(vault, "via"))
+	write(t, vault, "loop/n.md", "x")
+	if _, err := s.Begin("bad", history.Meta{}, []history.Target{{Op: "modify", Path: "via/n.md"}}); err == nil {
+		t.Fatal("Begin kept a pre-image through a link")
+	}
+	if _, err := s.Call("bad"); !errors.Is(err, history.ErrUnknownID) {
+		t.Errorf("an entry was left: %v", err)
+	}
+	if _, err := s.Begin("../escape", history.Meta{}, nil); err == nil {
+		t.Error("an id that is not a file name was taken")
+	}
+}

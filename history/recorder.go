@@ -1,0 +1,89 @@
+package history
+
+import (
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Recorder is what changes the vault calls around each change: the file
+// tools, and (to come) a bash transaction's commit and the hook for Claude
+// Code's own writes. Begin keeps the targets' pre-images durably and
+// returns once they are on disk; an error means nothing may be changed.
+type Recorder interface {
+	Begin(id string, m Meta, targets []Target) (*Change, error)
+}
+
+var _ Recorder = (*Store)(nil)
+
+// Change is a call's record between its pre-images and its outcome.
+type Change struct {
+	s       *Store
+	id      string
+	entries []Entry
+}
+
+// Begin keeps what targets hold now, then writes the call's entries as
+// pending, all synced (files, then their folders) before it returns.
+func (s *Store) Begin(id string, m Meta, targets []Target) (*Change, error) {
+	if !validID(id) {
+		return nil, fmt.Errorf("history: bad call id %q", id)
+	}
+	if m.Time.IsZero() {
+		m.Time = time.Now()
+	}
+	c := &Change{s: s, id: id}
+	err := s.withLock(syscall.LOCK_SH, func() error {
+		sn := &snapshot{s: s, durable: true}
+		for _, t := range targets {
+			before, err := sn.state(t.Path)
+			if err != nil {
+				return err
+			}
+			c.entries = append(c.entries, Entry{
+				Time: m.Time.UTC(), ID: id, Agent: m.Agent, Session: m.Session, Tool: m.Tool, Via: m.Via,
+				Op: t.Op, Path: t.Path, From: t.From, To: t.To, Before: before, State: Pending, Undoes: m.Undoes,
+			})
+		}
+		if sn.added {
+			if err := syncDir(filepath.Join(s.dir, "blobs")); err != nil {
+				return err
+			}
+		}
+		for _, sum := range sn.kept {
+			s.synced.Store(sum, true)
+		}
+		return s.writeEntries(id, c.entries, true)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ID is the call's.
+func (c *Change) ID() string { return c.id }
+
+// Done records what each target holds after the change.
+func (c *Change) Done() error { return c.finish(Applied) }
+
+// Failed records that the change was not made; what each target holds is
+// recorded too, for a change cut short may have made part of itself.
+func (c *Change) Failed() error { return c.finish(Failed) }
+
+// finish is not synced: a crash that loses it leaves the entries pending,
+// which undo treats as a change of unknown outcome.
+func (c *Change) finish(state string) error {
+	return c.s.withLock(syscall.LOCK_SH, func() error {
+		sn := &snapshot{s: c.s}
+		for i := range c.entries {
+			after, err := sn.state(c.entries[i].Path)
+			if err != nil {
+				return err
+			}
+			c.entries[i].After, c.entries[i].State = after, state
+		}
+		return c.s.writeEntries(c.id, c.entries, false)
+	})
+}

@@ -1,0 +1,143 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"syscall"
+
+	"github.com/spf13/afero"
+)
+
+// maxTree bounds the entries one folder's snapshot may hold, as the tools
+// bound the folders they check.
+const maxTree = 200_000
+
+// snapshot is a pass over vault paths that keeps their bodies as blobs;
+// added says a new blob was written, whose folder must then be synced.
+type snapshot struct {
+	s       *Store
+	durable bool
+	added   bool
+	kept    []string // the blobs this pass wrote or synced
+}
+
+func (s *Store) lstat(rel string) (os.FileInfo, error) {
+	if l, ok := s.vault.(afero.Lstater); ok {
+		fi, _, err := l.LstatIfPossible(rel)
+		return fi, err
+	}
+	return s.vault.Stat(rel)
+}
+
+func notThere(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// state is what rel holds now, its bodies kept.
+func (sn *snapshot) state(rel string) (State, error) {
+	fi, err := sn.s.lstat(rel)
+	if notThere(err) {
+		return State{}, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("history: %s: %w", rel, err)
+	}
+	st := State{Exists: true, Mode: fi.Mode().Perm()}
+	switch {
+	case fi.Mode().IsRegular():
+		st.Kind = KindFile
+		st.SHA256, st.Size, err = sn.file(rel)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		st.Kind = KindSymlink
+		st.Target, err = sn.link(rel)
+	case fi.IsDir():
+		st.Kind = KindDir
+		st.Tree, st.Size, err = sn.tree(rel)
+		st.SHA256 = treeSum(st.Tree)
+	default:
+		st.Kind = KindOther
+	}
+	if err != nil {
+		return State{}, err
+	}
+	return st, nil
+}
+
+func (sn *snapshot) file(rel string) (string, int64, error) {
+	sum, size, added, err := sn.s.putFile(rel, sn.durable)
+	if err != nil {
+		return "", 0, fmt.Errorf("history: keep %s: %w", rel, err)
+	}
+	sn.added = sn.added || added
+	if sn.durable {
+		sn.kept = append(sn.kept, sum)
+	}
+	return sum, size, nil
+}
+
+func (sn *snapshot) link(rel string) (string, error) {
+	r, ok := sn.s.vault.(afero.LinkReader)
+	if !ok {
+		return "", fmt.Errorf("history: %s: the file system can't read links", rel)
+	}
+	return r.ReadlinkIfPossible(rel)
+}
+
+// tree walks a folder, never following links, parents before children.
+func (sn *snapshot) tree(root string) ([]TreeEntry, int64, error) {
+	var out []TreeEntry
+	var total int64
+	var walk func(dir, below string) error
+	walk = func(dir, below string) error {
+		d, err := sn.s.vault.Open(dir)
+		if err != nil {
+			return fmt.Errorf("history: %s: %w", dir, err)
+		}
+		names, err := d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("history: %s: %w", dir, err)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if len(out) >= maxTree {
+				return fmt.Errorf("history: %s holds more than %d entries", root, maxTree)
+			}
+			p, b := path.Join(dir, n), path.Join(below, n)
+			fi, err := sn.s.lstat(p)
+			if err != nil {
+				return fmt.Errorf("history: %s: %w", p, err)
+			}
+			e := TreeEntry{Path: b, Mode: fi.Mode().Perm()}
+			switch {
+			case fi.Mode().IsRegular():
+				e.Kind = KindFile
+				if e.SHA256, e.Size, err = sn.file(p); err != nil {
+					return err
+				}
+				total += e.Size
+			case fi.Mode()&fs.ModeSymlink != 0:
+				e.Kind = KindSymlink
+				if e.Target, err = sn.link(p); err != nil {
+					return err
+				}
+			case fi.IsDir():
+				e.Kind = KindDir
+			default:
+				e.Kind = KindOther
+			}
+			out = append(out, e)
+			if e.Kind == KindDir {
+				if err := walk(p, b); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return out, total, walk(root, "")
+}

@@ -1,0 +1,356 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/history"
+	"github.com/vaultgate/vaultgate/policy"
+)
+
+// historyGate opens a gate as the server does (no-follow file system,
+// audit log, history) over a small vault of its own in a write zone.
+func historyGate(t testing.TB) (g *Gate, vault, state string) {
+	t.Helper()
+	dir := t.TempDir()
+	vault, state = filepath.Join(dir, "vault"), filepath.Join(dir, "state")
+	files := map[string]string{
+		"a.md":            "alpha\nbeta\ngamma\n",
+		"b.md":            "bee\n",
+		"tree/x.md":       "x one\n",
+		"tree/sub/y.bin":  "\x00\x01\x02 binary",
+		"tree/sub/z.md":   "zed\n",
+		"other/keep.md":   "kept\n",
+		"empty/.gitkeep":  "",
+		"деревня/дом.md":  "изба\n",
+		"tree/sub/mode.x": "#!/bin/sh\n",
+	}
+	for p, body := range files {
+		full := filepath.Join(vault, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Join(vault, "tree/sub/mode.x"), 0o755)
+	os.Symlink("x.md", filepath.Join(vault, "tree/link"))
+	cfg := loadConfig(t, `vault = "`+vault+`"
+[audit]
+path = "`+filepath.Join(state, "audit.jsonl")+`"
+[rules]
+read_before_write = false
+[zones]
+write = ["."]
+`)
+	g, closeAll, err := Open(cfg, OpenOptions{StartUp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeAll)
+	return g, vault, state
+}
+
+// tree is a vault's content: each path with its kind, mode and body.
+func tree(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "link " + target
+		case fi.IsDir():
+			out[rel] = fmt.Sprintf("dir %o", fi.Mode().Perm())
+		default:
+			body, _ := os.ReadFile(p)
+			out[rel] = fmt.Sprintf("file %o %q", fi.Mode().Perm(), body)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameTree(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("%s: %s is %q, want %q", what, p, got[p], w)
+		}
+	}
+	for p, g := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s: %s (%s) should not be there", what, p, g)
+		}
+	}
+}
+
+type toolCall struct {
+	tool string
+	args map[string]any
+}
+
+func call(t testing.TB, g *Gate, session string, c toolCall) *Outcome {
+	t.Helper()
+	s := &policy.Session{ID: session, Agent: "tester", State: policy.NewState()}
+	o := g.Call(context.Background(), Caller{Via: ViaStdio, Session: s, Policy: g.cfg.Policy(config.DefaultAgent)}, c.tool, c.args, Serve)
+	if o.Decision != Allow || o.Err != nil {
+		t.Fatalf("%s %v: %s %s", c.tool, c.args, o.Decision, o.Text())
+	}
+	return o
+}
+
+// TestUndoEachTool changes the vault with each file tool, then undoes the
+// call by its id: the vault is as it was, byte for byte, mode for mode.
+func TestUndoEachTool(t *testing.T) {
+	cases := []struct {
+		name string
+		call toolCall
+	}{
+		{"write a new file", toolCall{"write", map[string]any{"path": "new.md", "content": "fresh\n"}}},
+		{"write a new file in new folders", toolCall{"write", map[string]any{"path": "a/b/c.md", "content": "deep\n"}}},
+		{"write over a file", toolCall{"write", map[string]any{"path": "a.md", "content": "replaced\n"}}},
+		{"write over a script keeps its mode back", toolCall{"write", map[string]any{"path": "tree/sub/mode.x", "content": "echo\n"}}},
+		{"edit", toolCall{"edit", map[string]any{"path": "a.md", "old_string": "beta", "new_string": "BETA"}}},
+		{"edit a Cyrillic path", toolCall{"edit", map[string]any{"path": "деревня/дом.md", "old_string": "изба", "new_string": "терем"}}},
+		{"move a file", toolCall{"move", map[string]any{"source": "b.md", "destination": "moved/b.md"}}},
+		{"move over a file", toolCall{"move", map[string]any{"source": "b.md", "destination": "a.md", "overwrite": true}}},
+		{"move a folder", toolCall{"move", map[string]any{"source": "tree", "destination": "forest"}}},
+		{"delete a file", toolCall{"delete", map[string]any{"path": "a.md"}}},
+		{"delete a link", toolCall{"delete", map[string]any{"path": "tree/link"}}},
+		{"delete an empty-ish folder's file", toolCall{"delete", map[string]any{"path": "empty/.gitkeep"}}},
+		{"delete a tree", toolCall{"delete", map[string]any{"path": "tree", "recursive": true}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, vault, _ := historyGate(t)
+			before := tree(t, vault)
+			o := call(t, g, "s1", c.call)
+			changed := tree(t, vault)
+			if fmt.Sprint(changed) == fmt.Sprint(before) {
+				t.Fatal("the call changed nothing")
+			}
+			u, err := g.Undo(UndoRequest{IDs: []string{o.ID}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(u.Conflicts) > 0 || len(u.Restored) == 0 {
+				t.Errorf("undo: %+v", u)
+			}
+			after := tree(t, vault)
+			sameTree(t, "after undo", after, before)
+			// the undo is undoable: undoing it puts the change back
+			if _, err := g.Undo(UndoRequest{IDs: []string{u.ID}}); err != nil {
+				t.Fatal(err)
+			}
+			sameTree(t, "after undoing the undo", tree(t, vault), changed)
+		})
+	}
+}
+
+// TestUndoSession makes 100 mixed changes in one session among another
+// session's, and undoes the first session whole: its paths are as they
+// were, the other's changes stay.
+func TestUndoSession(t *testing.T) {
+	g, vault, _ := historyGate(t)
+	before := tree(t, vault)
+	for i := range 100 {
+		n := fmt.Sprintf("s1/n%d.md", i%10)
+		var c toolCall
+		switch i % 5 {
+		case 0, 1:
+			c = toolCall{"write", map[string]any{"path": n, "content": fmt.Sprintf("v%d\nline\n", i)}}
+		case 2:
+			c = toolCall{"edit", map[string]any{"path": n, "old_string": "line", "new_string": fmt.Sprintf("line %d", i)}}
+			if _, err := os.Stat(filepath.Join(vault, n)); err != nil {
+				c = toolCall{"write", map[string]any{"path": n, "content": "line\n"}}
+			}
+		case 3:
+			c = toolCall{"move", map[string]any{"source": n, "destination": n + ".moved", "overwrite": true}}
+			if _, err := os.Stat(filepath.Join(vault, n)); err != nil {
+				c = toolCall{"write", map[string]any{"path": n, "content": "again\n"}}
+			}
+		case 4:
+			c = toolCall{"delete", map[string]any{"path": n + ".moved"}}
+			if _, err := os.Stat(filepath.Join(vault, n+".moved")); err != nil {
+				c = toolCall{"edit", map[string]any{"path": "a.md", "old_string": "alpha", "new_string": fmt.Sprintf("alpha%d", i)}}
+			}
+		}
+		call(t, g, "s1", c)
+		if i%10 == 0 {
+			call(t, g, "s2", toolCall{"write", map[string]any{"path": fmt.Sprintf("other/s2-%d.md", i), "content": "s2\n"}})
+		}
+	}
+	if i := i100(t, g); i < 100 {
+		t.Fatalf("the history holds %d calls of s1", i)
+	}
+	u, err := g.Undo(UndoRequest{Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Conflicts) > 0 {
+		t.Errorf("conflicts: %v", u.Conflicts)
+	}
+	want := maps(before)
+	for i := 0; i < 100; i += 10 {
+		want[filepath.Join("other", fmt.Sprintf("s2-%d.md", i))] = fmt.Sprintf("file 644 %q", "s2\n")
+	}
+	got := tree(t, vault)
+	sameTree(t, "after undoing s1", got, want)
+}
+
+func maps(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// i100 counts the calls of session s1 the history holds.
+func i100(t *testing.T, g *Gate) int {
+	all, err := g.keep.(*history.Store).All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, e := range all {
+		if e.Session == "s1" {
+			ids[e.ID] = true
+		}
+	}
+	return len(ids)
+}
+
+// TestUndoConflict: a path changed since the call is left alone and named,
+// and the audit line says so; --force puts it back.
+func TestUndoConflict(t *testing.T) {
+	g, vault, state := historyGate(t)
+	o := call(t, g, "s1", toolCall{"write", map[string]any{"path": "a.md", "content": "agent\n"}})
+	o2 := call(t, g, "s1", toolCall{"write", map[string]any{"path": "b.md", "content": "agent b\n"}})
+	if err := os.WriteFile(filepath.Join(vault, "a.md"), []byte("person\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, err := g.Undo(UndoRequest{IDs: []string{o.ID, o2.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Conflicts) != 1 || u.Conflicts[0].Path != "a.md" || u.Conflicts[0].ID != o.ID {
+		t.Errorf("conflicts %+v, want a.md of %s", u.Conflicts, o.ID)
+	}
+	if body, _ := os.ReadFile(filepath.Join(vault, "a.md")); string(body) != "person\n" {
+		t.Errorf("a.md was touched: %q", body)
+	}
+	if body, _ := os.ReadFile(filepath.Join(vault, "b.md")); string(body) != "bee\n" {
+		t.Errorf("b.md was not put back: %q", body)
+	}
+	var last audit.Record
+	audit.Read(filepath.Join(state, "audit.jsonl"), func(r audit.Record) error { last = r; return nil })
+	if last.Via != ViaCLI || last.Tool != "undo" || last.Outcome != "failed" || !strings.Contains(last.Error, "a.md") {
+		t.Errorf("undo's audit line: %+v", last)
+	}
+	if _, err := g.Undo(UndoRequest{IDs: []string{o.ID}, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if body, _ := os.ReadFile(filepath.Join(vault, "a.md")); string(body) != "alpha\nbeta\ngamma\n" {
+		t.Errorf("--force did not put a.md back: %q", body)
+	}
+}
+
+// TestUndoIDs: an id of a call that changed nothing says so; an id no one
+// knows is an error, and nothing is done.
+func TestUndoIDs(t *testing.T) {
+	g, vault, _ := historyGate(t)
+	read := call(t, g, "s1", toolCall{"read", map[string]any{"path": "a.md"}})
+	w := call(t, g, "s1", toolCall{"write", map[string]any{"path": "a.md", "content": "new\n"}})
+	u, err := g.Undo(UndoRequest{IDs: []string{read.ID}})
+	if err != nil || len(u.Nothing) != 1 || u.Nothing[0] != read.ID || len(u.Restored) != 0 {
+		t.Errorf("undo of a read: %+v %v", u, err)
+	}
+	_, err = g.Undo(UndoRequest{IDs: []string{w.ID, "0190aaaa-0000-7000-8000-000000000000"}})
+	if !errors.Is(err, history.ErrUnknownID) {
+		t.Errorf("unknown id: %v", err)
+	}
+	if body, _ := os.ReadFile(filepath.Join(vault, "a.md")); string(body) != "new\n" {
+		t.Errorf("an undo with an unknown id did something: %q", body)
+	}
+}
+
+// failingRecorder can keep nothing, as a full disk can't.
+type failingRecorder struct{}
+
+func (failingRecorder) Begin(string, history.Meta, []history.Target) (*history.Change, error) {
+	return nil, errors.New("no space left on device")
+}
+
+// TestChangeRefusedWhenNotKept: a pre-image that can't be kept refuses the
+// change (fail closed), with the reason.
+func TestChangeRefusedWhenNotKept(t *testing.T) {
+	g, vault, _ := historyGate(t)
+	g.keep = failingRecorder{}
+	before := tree(t, vault)
+	for _, c := range []toolCall{
+		{"write", map[string]any{"path": "a.md", "content": "x"}},
+		{"write", map[string]any{"path": "new.md", "content": "x"}},
+		{"edit", map[string]any{"path": "a.md", "old_string": "beta", "new_string": "b"}},
+		{"move", map[string]any{"source": "a.md", "destination": "c.md"}},
+		{"delete", map[string]any{"path": "tree", "recursive": true}},
+	} {
+		s := &policy.Session{ID: "s", State: policy.NewState()}
+		o := g.Call(context.Background(), Caller{Via: ViaStdio, Session: s, Policy: g.cfg.Policy(config.DefaultAgent)}, c.tool, c.args, Serve)
+		if o.Err == nil || !strings.Contains(o.Text(), "could not be kept") || !strings.Contains(o.Text(), "no space left") {
+			t.Errorf("%s: %q, want a refusal naming the reason", c.tool, o.Text())
+		}
+		if o.Record.Outcome != "failed" {
+			t.Errorf("%s: audit outcome %q", c.tool, o.Record.Outcome)
+		}
+	}
+	sameTree(t, "after refused changes", tree(t, vault), before)
+}
+
+// TestNoTempLeftovers: start-up sweeps the temporary names a killed
+// server left, and nothing else.
+func TestNoTempLeftovers(t *testing.T) {
+	g, vault, _ := historyGate(t)
+	for _, p := range []string{".vaultgate-tmp-0011", "tree/.vaultgate-tmp-ab", "tree/sub/.vaultgate-tmp-dir/x"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(vault, p)), 0o755)
+		os.WriteFile(filepath.Join(vault, p), []byte("left"), 0o644)
+	}
+	os.WriteFile(filepath.Join(vault, "vaultgate-tmp-not-ours.md"), []byte("mine"), 0o644)
+	before := tree(t, vault)
+	_, closeAll, err := Open(g.cfg, OpenOptions{StartUp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAll()
+	for p := range before {
+		if strings.Contains(p, ".vaultgate-tmp-") {
+			delete(before, p)
+		}
+	}
+	sameTree(t, "after start-up", tree(t, vault), before)
+	if !bytes.Contains([]byte(fmt.Sprint(before)), []byte("not-ours")) {
+		t.Error("the sweep took a file that is not its own")
+	}
+}
