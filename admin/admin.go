@@ -29,6 +29,12 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 type Options struct {
 	// Log is the audit log to show.
 	Log string
+	// History is the folder of the history store (history.Dir of the
+	// state folder) whose diffs a call's record shows; "" shows none.
+	History string
+	// Config is the policy file named in the undo line the panel offers;
+	// "" leaves --config out.
+	Config string
 	// Token is the bearer token every /api/ request must carry; New
 	// refuses an empty or short one.
 	Token string
@@ -74,6 +80,7 @@ func New(opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/records", s.authed(s.records))
 	s.mux.HandleFunc("GET /api/stats", s.authed(s.stats))
 	s.mux.HandleFunc("GET /api/events", s.authed(s.events))
+	s.mux.HandleFunc("GET /api/changes/{id}", s.authed(s.changes))
 	s.mux.HandleFunc("GET /api/", s.authed(func(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "no such endpoint")
 	}))

@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/vaultgate/vaultgate/admin"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/transport"
 )
 
@@ -32,8 +34,12 @@ func init() {
 		help: `Serves a read-only web page of the audit log: the calls live as they come,
 denies standing out, the filters of "vaultgate audit tail", one call's full
 record with its effects and their zones, and charts of calls and denies
-over time, by tool and by rule. The page is embedded in the binary and
-fetches nothing from elsewhere.
+over time, by tool and by rule. A call that changed the vault shows its
+diff (from the history in the state folder) and the "vaultgate undo ID"
+line to copy; the panel itself never undoes anything. With --config the
+history is the config's state folder's; with only --audit FILE the state
+folder is taken to be the audit log's folder. The page is embedded in the
+binary and fetches nothing from elsewhere.
 
 The token comes from $` + adminTokenEnv + ` or --token-file (at least 16
 characters), never from a flag; without one the panel does not start. The
@@ -61,13 +67,38 @@ loopback; any other host works but prints a warning.`,
 					return fail(exitUsage, "%v", err)
 				}
 			}
-			panel, err := admin.New(admin.Options{Log: path, Token: token})
+			hist, cfgPath, err := src.historyDir(path)
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			panel, err := admin.New(admin.Options{Log: path, Token: token, History: hist, Config: cfgPath})
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
 			return serveAdmin(panel, listen, path)
 		},
 	})
+}
+
+// historyDir is where the panel reads diffs from: the config's state
+// folder, or else the audit log's own folder (the state folder is the
+// log's). cfgPath is the config as the undo line names it, absolute.
+func (s *logSource) historyDir(logPath string) (dir, cfgPath string, err error) {
+	if s.config != "" {
+		cfg, err := config.Load(s.config)
+		if err != nil {
+			return "", "", err
+		}
+		if cfgPath, err = filepath.Abs(s.config); err != nil {
+			return "", "", err
+		}
+		return history.Dir(cfg.StateDir), cfgPath, nil
+	}
+	abs, err := filepath.Abs(logPath)
+	if err != nil {
+		return "", "", err
+	}
+	return history.Dir(filepath.Dir(abs)), "", nil
 }
 
 // adminToken reads the panel's token from the file, or else the
