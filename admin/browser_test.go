@@ -17,6 +17,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/tools"
@@ -49,8 +50,10 @@ func chromium(t *testing.T) string {
 
 // gateVault is a real vault on disk behind the real gate, writing to log.
 type gateVault struct {
-	gate   *server.Gate
-	caller server.Caller
+	gate    *server.Gate
+	caller  server.Caller
+	config  string // the policy file
+	history string // the history store the gate records into
 }
 
 func newGateVault(t *testing.T, log string) *gateVault {
@@ -85,9 +88,16 @@ func newGateVault(t *testing.T, log string) *gateVault {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
+	hist, err := history.Open(history.Dir(cfg.StateDir), rfs, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hist.Close() })
 	p := cfg.Policy(config.DefaultAgent)
 	return &gateVault{
-		gate:   server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, server.Options{Audit: w}),
+		config:  cfgPath,
+		history: hist.Dir(),
+		gate:    server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, server.Options{Audit: w, History: hist}),
 		caller: server.Caller{Via: server.ViaStdio, Policy: p, Session: &policy.Session{ID: "claude-7f3a", Agent: p.Name, State: policy.NewState()}},
 	}
 }
@@ -118,7 +128,7 @@ func TestPanelInChromium(t *testing.T) {
 		t.Fatalf("delete мета/план.md: %s", d)
 	}
 
-	panel, err := New(Options{Log: log, Token: testToken})
+	panel, err := New(Options{Log: log, Token: testToken, History: g.history, Config: g.config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,6 +287,45 @@ func TestPanelInChromium(t *testing.T) {
 	imgs, _ = chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("img").length`))
 	if imgs != 0 {
 		t.Errorf("%d img elements after opening the record", imgs)
+	}
+	// A denied call changed nothing: its record has no diff.
+	if eval(`String(document.getElementById("detail-changes").hidden)`) != "true" {
+		t.Error("a denied call's record shows a diff")
+	}
+
+	// A write's record shows its diff, hostile content as text, and the
+	// undo line with the config.
+	chromedp.Do(ctx, chromedp.Click(chromedp.ID("f-clear")))
+	waitJS("filters cleared", `document.querySelectorAll("#calls tbody tr").length === 8`)
+	waitJS("the live stream, unfiltered", `document.getElementById("status").textContent === "live"`)
+	hostile := "<img src=x onerror=alert(3)>"
+	if d := g.call(t, "write", map[string]any{"path": "notes/hostile.md", "content": "# hostile\n" + hostile + "\n"}); d != "allow" {
+		t.Fatalf("write notes/hostile.md: %s", d)
+	}
+	waitJS("the write, live", `(() => { const r = document.querySelector("#calls tbody tr");
+		return r && r.textContent.includes("notes/hostile.md") })()`)
+	chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#calls tbody tr")))
+	waitJS("the write's diff", `!document.getElementById("detail-changes").hidden`)
+	added := eval(`[...document.querySelectorAll("#detail-diffs pre.diff .line.add")].map(l => l.textContent).join("")`)
+	if added != "+# hostile\n+"+hostile+"\n" {
+		t.Errorf("added lines: %q", added)
+	}
+	if files := eval(`[...document.querySelectorAll("#detail-diffs .line.file")].map(l => l.textContent).join("")`); files != "--- /dev/null\n+++ b/notes/hostile.md\n" {
+		t.Errorf("file lines: %q", files)
+	}
+	id := eval(`document.getElementById("detail-fields").querySelector("dt + dd:nth-of-type(2)").textContent`)
+	undo := eval(`document.getElementById("detail-undo").textContent`)
+	if want := "vaultgate undo --config " + shellQuote(g.config) + " " + id; undo != want || id == "" {
+		t.Errorf("undo line %q, want %q", undo, want)
+	}
+	imgs, _ = chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("img, script:not([src])").length`))
+	if imgs != 0 {
+		t.Errorf("%d elements made from the file's content", imgs)
+	}
+	chromedp.Do(ctx, chromedp.Click(chromedp.ID("detail-copy")))
+	waitJS("copied or selected", `["copied", "selected: copy it"].includes(document.getElementById("detail-copy").textContent)`)
+	if sel := eval(`document.getElementById("detail-copy").textContent === "copied" ? "" : String(window.getSelection())`); sel != "" && sel != undo {
+		t.Errorf("selected %q, want the undo line", sel)
 	}
 
 	// A wrong token is asked for again and shows nothing.

@@ -193,6 +193,101 @@ function showDetail(r, tr) {
   }));
   // Escaped line by line: the indentation's newlines are the JSON's own.
   $("detail-raw").textContent = JSON.stringify(r, null, 2).split("\n").map(esc).join("\n");
+  showChanges(mayHaveChanged(r) ? r.id : "");
+}
+
+// mayHaveChanged says whether history could hold anything of the call: a
+// denied call or one that only read changed nothing, and is not asked
+// about (the history answers 404 for it, which the browser logs).
+function mayHaveChanged(r) {
+  if (r.decision === "deny") return false;
+  return r.tool === "bash" || (r.effects || []).some((e) => e.op !== "read");
+}
+
+// ---- what a call changed ----
+
+let changesFor = ""; // the id whose changes are wanted; a late answer for another is dropped
+
+// showChanges fetches what history kept of the call and shows each path's
+// diff and the undo line. A call that changed nothing (404) shows nothing.
+async function showChanges(id) {
+  changesFor = id;
+  $("detail-changes").hidden = true;
+  $("detail-diffs").replaceChildren();
+  $("detail-undo").textContent = "";
+  if (!id) return;
+  let page;
+  try {
+    const res = await fetch("api/changes/" + encodeURIComponent(id), {
+      headers: { Authorization: "Bearer " + token }, cache: "no-store",
+    });
+    if (changesFor !== id) return;
+    if (res.status === 404) return;
+    if (res.status === 401) { forget("the token was refused"); return; }
+    page = await res.json();
+    if (!res.ok) throw new Error(page.error || res.statusText);
+  } catch (e) {
+    if (changesFor !== id) return;
+    $("detail-diffs").replaceChildren(el("p", "could not load what it changed: " + e.message, "error"));
+    $("detail-changes").hidden = false;
+    return;
+  }
+  if (changesFor !== id || !page.changes || page.changes.length === 0) return;
+  $("detail-diffs").replaceChildren(...page.changes.map(changeBlock));
+  $("detail-undo").textContent = esc(page.undo);
+  $("detail-changes").hidden = false;
+}
+
+function changeBlock(c) {
+  const div = el("div", undefined, "change");
+  let what = `${c.op} ${c.path}`;
+  if (c.to) what += ` → ${c.to}`;
+  if (c.from) what += ` (from ${c.from})`;
+  what += ` · ${c.before.text} → ${c.after.text}`;
+  if (c.state !== "applied") what += ` · ${c.state}`;
+  div.append(el("p", what, "mono change-head"));
+  if (c.diff) div.append(diffPre(c.diff));
+  return div;
+}
+
+// diffPre shows a diff one span per line, coloured by its first character
+// through CSS classes; each line is text, escaped (tabs kept).
+function diffPre(diff) {
+  const pre = el("pre", undefined, "diff");
+  const lines = diff.endsWith("\n") ? diff.slice(0, -1).split("\n") : diff.split("\n");
+  for (const line of lines) {
+    let cls = "ctx";
+    if (line.startsWith("+++ ") || line.startsWith("--- ")) cls = "file";
+    else if (line.startsWith("@@")) cls = "hunk";
+    else if (line.startsWith("+")) cls = "add";
+    else if (line.startsWith("-")) cls = "del";
+    else if (!line.startsWith(" ")) cls = "note";
+    const span = document.createElement("span");
+    span.className = "line " + cls;
+    span.textContent = line.split("\t").map(esc).join("\t") + "\n";
+    pre.append(span);
+  }
+  return pre;
+}
+
+// copyUndo puts the undo line, as shown, on the clipboard; where the
+// clipboard is not offered it selects the line for the person to copy.
+async function copyUndo() {
+  const code = $("detail-undo");
+  const button = $("detail-copy");
+  try {
+    if (!navigator.clipboard) throw new Error("no clipboard");
+    await navigator.clipboard.writeText(code.textContent);
+    button.textContent = "copied";
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents(code);
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    button.textContent = "selected: copy it";
+  }
+  setTimeout(() => { button.textContent = "copy"; }, 2000);
 }
 
 // ---- counts and charts ----
@@ -373,6 +468,7 @@ document.addEventListener("DOMContentLoaded", () => {
     load();
   });
   $("logout").addEventListener("click", () => forget(""));
+  $("detail-copy").addEventListener("click", copyUndo);
   $("detail-close").addEventListener("click", () => {
     $("detail").hidden = true;
     if (selectedRow) selectedRow.classList.remove("selected");
