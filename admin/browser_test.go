@@ -98,7 +98,7 @@ func newGateVault(t *testing.T, log string) *gateVault {
 		config:  cfgPath,
 		history: hist.Dir(),
 		gate:    server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, server.Options{Audit: w, History: hist}),
-		caller: server.Caller{Via: server.ViaStdio, Policy: p, Session: &policy.Session{ID: "claude-7f3a", Agent: p.Name, State: policy.NewState()}},
+		caller:  server.Caller{Via: server.ViaStdio, Policy: p, Session: &policy.Session{ID: "claude-7f3a", Agent: p.Name, State: policy.NewState()}},
 	}
 }
 
