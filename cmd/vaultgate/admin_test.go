@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/history"
 )
 
 func TestAdminToken(t *testing.T) {
@@ -88,5 +91,29 @@ func TestAdminWarnsOffLoopback(t *testing.T) {
 		case <-deadline:
 			t.Fatal("no warning for a non-loopback address")
 		}
+	}
+}
+
+// TestAdminHistoryDir: with --config the panel reads the config's state
+// folder's history and names the config in the undo line; with only
+// --audit the state folder is the log's folder and no config is named.
+func TestAdminHistoryDir(t *testing.T) {
+	_, cfg, _ := sampleVault(t)
+	loaded, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, cfgPath, err := (&logSource{config: cfg}).historyDir(loaded.AuditPath)
+	absCfg, _ := filepath.Abs(cfg)
+	if err != nil || dir != history.Dir(loaded.StateDir) || cfgPath != absCfg {
+		t.Errorf("--config: %q %q %v", dir, cfgPath, err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "logs", "audit.jsonl")
+	dir, cfgPath, err = (&logSource{file: elsewhere}).historyDir(elsewhere)
+	if err != nil || dir != filepath.Join(filepath.Dir(elsewhere), "history") || cfgPath != "" {
+		t.Errorf("--audit: %q %q %v", dir, cfgPath, err)
+	}
+	if out, _, _ := runCLI(t, "admin", "--help"); !strings.Contains(out, "audit log's folder") {
+		t.Errorf("admin --help does not say where the history is read from:\n%s", out)
 	}
 }
