@@ -101,7 +101,10 @@ func cutText(text string, budget int, cut *bool) (string, int) {
 		return text, budget - len(text)
 	}
 	*cut = true
-	kept := text[:max(budget, 0)]
+	if budget <= 0 {
+		return "… not shown: the diff was cut above\n", 0
+	}
+	kept := text[:budget]
 	if i := strings.LastIndexByte(kept, '\n'); i >= 0 {
 		kept = kept[:i+1]
 	} else {

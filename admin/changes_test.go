@@ -160,8 +160,19 @@ func TestChangesCutsLongDiffs(t *testing.T) {
 	h.change(t, "long", "long.md", nil, long)
 	page := getChanges(t, changesPanel(t, h, ""), "long")
 	d := page.Changes[0].Diff
-	if !page.Cut || len(d) > maxDiffText+200 || !strings.Contains(d, "vaultgate diff shows it whole") {
+	if !page.Cut || len(d) > maxDiffText+200 || !strings.HasSuffix(d, "vaultgate diff shows it whole\n") {
 		t.Errorf("cut %v, %d bytes, ends %q", page.Cut, len(d), d[max(0, len(d)-120):])
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(d, "\n"), "\n") {
+		if line != "+a line of a long note" && !strings.HasPrefix(line, "--- ") && !strings.HasPrefix(line, "+++ ") &&
+			!strings.HasPrefix(line, "@@ ") && !strings.HasPrefix(line, "… cut") {
+			t.Fatalf("a line cut in the middle: %q", line)
+		}
+	}
+	var rest string
+	rest, _ = cutText("more\n", 0, &page.Cut)
+	if rest != "… not shown: the diff was cut above\n" {
+		t.Errorf("a path past the budget: %q", rest)
 	}
 }
 
