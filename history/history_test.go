@@ -182,3 +182,32 @@ func TestBeginRefusesWhatItCantKeep(t *testing.T) {
 		t.Error("an id that is not a file name was taken")
 	}
 }
+
+// TestSettleFinishedElsewhere: a change finished by someone else (a bash
+// commit Sweep rolled forward) is settled as applied, and undo then puts
+// it back without --force.
+func TestSettleFinishedElsewhere(t *testing.T) {
+	vault, fsys, s := vaultStore(t, history.Options{})
+	write(t, vault, "n.md", "old\n")
+	if _, err := s.Begin("swept", history.Meta{}, []history.Target{{Op: "modify", Path: "n.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, vault, "n.md", "new\n")
+	if err := s.Settle("swept"); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.Call("swept")
+	if err != nil || len(es) != 1 || es[0].State != history.Applied {
+		t.Fatalf("entries after settling: %+v %v", es, err)
+	}
+	p, err := s.PlanUndo([]string{"swept"}, false)
+	if err != nil || len(p.Conflicts) != 0 {
+		t.Fatalf("plan %+v, err %v: want no conflict", p, err)
+	}
+	if err := s.Apply(p, "undo-swept", history.Meta{}, fsys); err != nil {
+		t.Fatal(err)
+	}
+	if body, _ := os.ReadFile(filepath.Join(vault, "n.md")); string(body) != "old\n" {
+		t.Errorf("undo left %q", body)
+	}
+}

@@ -87,3 +87,36 @@ func (c *Change) finish(state string) error {
 		return c.s.writeEntries(c.id, c.entries, false)
 	})
 }
+
+// Settle records, for a call whose change was finished by someone else
+// (a bash commit that a stop cut short, rolled forward by txn.Sweep at
+// start-up), what its pending entries' paths hold now, as applied: undo
+// then puts them back like any other. Entries already settled are left.
+func (s *Store) Settle(id string) error {
+	es, err := s.Call(id)
+	if err != nil {
+		return err
+	}
+	c := &Change{s: s, id: id, entries: es}
+	pending := false
+	for _, e := range es {
+		pending = pending || e.State == Pending
+	}
+	if !pending {
+		return nil
+	}
+	return c.s.withLock(syscall.LOCK_SH, func() error {
+		sn := &snapshot{s: s}
+		for i := range c.entries {
+			if c.entries[i].State != Pending {
+				continue
+			}
+			after, err := sn.state(c.entries[i].Path)
+			if err != nil {
+				return err
+			}
+			c.entries[i].After, c.entries[i].State = after, Applied
+		}
+		return s.writeEntries(id, c.entries, false)
+	})
+}

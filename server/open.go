@@ -2,9 +2,11 @@ package server
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/vaultgate/vaultgate/audit"
@@ -122,10 +124,12 @@ func (g *Gate) sweep(log io.Writer) error {
 		return fmt.Errorf("vault lock: %w", err)
 	}
 	defer unlock()
+	calls := layerCalls(g.vault.StateDir)
 	rep, err := txn.Sweep(g.vault.StateDir, g.vault.Fs)
 	if err != nil {
 		return err
 	}
+	g.settleSwept(calls, log)
 	if rep.Finished > 0 || rep.Removed > 0 {
 		fmt.Fprintf(log, "vaultgate: start-up: finished %d bash commit(s) a stop had cut short, removed %d abandoned call layer(s) (%s)\n",
 			rep.Finished, rep.Removed, g.vault.StateDir)
@@ -165,4 +169,34 @@ func SecretValues(cfg *config.Config) []string {
 		}
 	}
 	return out
+}
+
+// layerCalls maps each call layer's folder to the id of the call whose
+// commit it holds (tools.CallFile), read before Sweep removes them.
+func layerCalls(stateDir string) map[string]string {
+	calls := map[string]string{}
+	dirs, _ := filepath.Glob(filepath.Join(stateDir, "txn", "*", tools.CallFile))
+	for _, name := range dirs {
+		if id, err := os.ReadFile(name); err == nil {
+			calls[filepath.Dir(name)] = string(id)
+		}
+	}
+	return calls
+}
+
+// settleSwept records in the history what the commits Sweep finished (or
+// that a stop cut before they began) left, so that undo puts them back.
+func (g *Gate) settleSwept(calls map[string]string, log io.Writer) {
+	st, ok := g.keep.(*history.Store)
+	if !ok {
+		return
+	}
+	for dir, id := range calls {
+		if _, err := os.Lstat(dir); err == nil {
+			continue // kept: its commit is not finished
+		}
+		if err := st.Settle(id); err != nil && !errors.Is(err, history.ErrUnknownID) {
+			fmt.Fprintf(log, "vaultgate: start-up: history of bash call %s not settled: %v\n", id, err)
+		}
+	}
 }

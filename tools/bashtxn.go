@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/say"
@@ -130,7 +133,12 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *pol
 		}
 		return notApplied(say.BashNotApplied{Refusals: reasons}, d)
 	}
+	k, refusal := s.keepCommit(tx.layer, changes)
+	if refusal != nil {
+		return notApplied(refusal, nil)
+	}
 	err = txn.Commit(s.Vault.Fs, tx.layer, changes, txn.CommitOptions{Started: tx.started})
+	k.settleCommit(err)
 	if len(changes) > 0 {
 		s.Vault.committed.Store(time.Now().UnixNano())
 	}
@@ -330,4 +338,81 @@ func (r RealEffect) String() string {
 		s += " <- " + r.Source.String()
 	}
 	return s
+}
+
+// CallFile is the file in a call's layer folder that names the call whose
+// history entries its commit belongs to: when txn.Sweep finishes the
+// commit at start-up, those entries are settled (history.Store.Settle).
+const CallFile = "call"
+
+// keepCommit takes the pre-images of every path the changes touch, keyed
+// by the call's id, before any reaches the vault, and names the call in
+// the layer for a commit that Sweep may have to finish. Its error is the
+// reason the commit is refused (fail closed).
+func (s *Set) keepCommit(l *txn.Layer, changes []txn.Change) (*kept, say.Message) {
+	if s.History == nil || len(changes) == 0 {
+		return &kept{}, nil
+	}
+	targets := commitTargets(changes)
+	problem := func(err error) say.Message {
+		return say.HistoryFailed{Path: targets[0].Path, Problem: err.Error()}
+	}
+	c, err := s.History.Begin(s.CallID, s.Call, targets)
+	if err != nil {
+		return nil, problem(err)
+	}
+	if err := writeCallFile(filepath.Join(l.Dir, CallFile), []byte(s.CallID)); err != nil {
+		c.Failed()
+		return nil, problem(err)
+	}
+	return &kept{c: c}, nil
+}
+
+// settleCommit records the commit's outcome; an incomplete one leaves the
+// entries pending until Sweep has finished it.
+func (k *kept) settleCommit(err error) {
+	var incomplete *txn.IncompleteError
+	if errors.As(err, &incomplete) {
+		return
+	}
+	k.settle(err)
+}
+
+// commitTargets are the history's targets for a change list, one per
+// path, in the list's order: a move is its two names, as the move tool
+// keeps it.
+func commitTargets(changes []txn.Change) []history.Target {
+	var out []history.Target
+	seen := map[string]bool{}
+	add := func(t history.Target) {
+		if !seen[t.Path] {
+			seen[t.Path] = true
+			out = append(out, t)
+		}
+	}
+	for _, c := range changes {
+		switch c.Op {
+		case txn.Move:
+			add(history.Target{Op: "move", Path: c.From, To: c.Path})
+			add(history.Target{Op: "move", Path: c.Path, From: c.From})
+		default:
+			add(history.Target{Op: c.Op.String(), Path: c.Path})
+		}
+	}
+	return out
+}
+
+func writeCallFile(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
