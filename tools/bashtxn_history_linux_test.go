@@ -104,4 +104,3 @@ func TestWallTxnHistoryFailed(t *testing.T) {
 		t.Errorf("layers left: %v", left)
 	}
 }
-
