@@ -92,7 +92,15 @@ func (c *Change) finish(state string) error {
 // (a bash commit that a stop cut short, rolled forward by txn.Sweep at
 // start-up), what its pending entries' paths hold now, as applied: undo
 // then puts them back like any other. Entries already settled are left.
-func (s *Store) Settle(id string) error {
+func (s *Store) Settle(id string) error { return s.settlePending(id, false) }
+
+// Confirm settles a change made by someone else that may not have
+// happened (Claude Code's own write, which the hook lets through): a path
+// that still holds its pre-image is recorded failed, one that changed,
+// applied.
+func (s *Store) Confirm(id string) error { return s.settlePending(id, true) }
+
+func (s *Store) settlePending(id string, unchangedFailed bool) error {
 	es, err := s.Call(id)
 	if err != nil {
 		return err
@@ -116,6 +124,9 @@ func (s *Store) Settle(id string) error {
 				return err
 			}
 			c.entries[i].After, c.entries[i].State = after, Applied
+			if unchangedFailed && after.Same(c.entries[i].Before) {
+				c.entries[i].State = Failed
+			}
 		}
 		return s.writeEntries(id, c.entries, false)
 	})

@@ -101,6 +101,9 @@ func (g *Gate) Hook(ctx context.Context, p *config.Policy, in *HookInput) (HookA
 	return HookAnswer{Deny: o.Text()}, nil
 }
 
+// hookKeptKey is the session state's key prefix of tools' kept hook writes.
+const hookKeptKey = tools.HookKeptPrefix
+
 // hookSessionTTL is how long a Claude Code session's state is kept unused.
 const hookSessionTTL = 7 * 24 * time.Hour
 
@@ -122,6 +125,9 @@ type hookStateFile struct {
 	// newest last, at most maxForwarded: the server's lines carry the
 	// tool and the time but not Claude Code's ids, and these join them.
 	Forwarded []forwardedCall `json:"forwarded,omitempty"`
+	// Kept are the files whose pre-image a PreToolUse kept for Claude
+	// Code's own write, by the call id its PostToolUse confirms.
+	Kept map[string]string `json:"kept,omitempty"`
 }
 
 type forwardedCall struct {
@@ -162,6 +168,9 @@ func openHookSession(stateDir, sessionID string) (*hookSession, error) {
 	for p, st := range s.file.Read {
 		policy.MarkRead(s.state, p, st.Size, st.ModTime)
 	}
+	for p, id := range s.file.Kept {
+		s.state.Set(hookKeptKey+p, id)
+	}
 	return s, nil
 }
 
@@ -175,7 +184,14 @@ func (s *hookSession) noteForwarded(in *HookInput) {
 
 func (s *hookSession) save() error {
 	s.file.Read = map[string]policy.Stamp{}
+	s.file.Kept = nil
 	for k, v := range s.state.Snapshot() {
+		if id, ok := v.(string); ok && strings.HasPrefix(k, hookKeptKey) {
+			if s.file.Kept == nil {
+				s.file.Kept = map[string]string{}
+			}
+			s.file.Kept[strings.TrimPrefix(k, hookKeptKey)] = id
+		}
 		if st, ok := v.(policy.Stamp); ok && strings.HasPrefix(k, "read:") {
 			s.file.Read[strings.TrimPrefix(k, "read:")] = st
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
@@ -99,6 +100,11 @@ func hookSeen(field string) planner {
 		}
 		st, _ := s.stat(e.Path) // can't be told apart: no stamp, so a later write needs a read
 		return &Plan{Effects: []policy.Effect{e}, Run: func(context.Context) (*Result, error) {
+			if s.Hook.After {
+				s.confirmHookWrite(e.Path.String())
+			} else {
+				s.settleHookWrites()
+			}
 			if st.regular && s.State != nil {
 				policy.MarkRead(s.State, e.Path.String(), st.fi.Size(), st.fi.ModTime())
 			}
@@ -122,7 +128,75 @@ func hookWrite(field string) planner {
 		if err != nil {
 			return nil, err
 		}
-		return ranByClaudeCode(&Plan{Effects: effects}), nil
+		return s.keptByHook(&Plan{Effects: effects}), nil
+	}
+}
+
+// HookKeptPrefix keys, in the session's state, the call id under which the
+// hook kept a file's pre-image before Claude Code's write of it: the
+// PostToolUse of the file confirms what the write left.
+const HookKeptPrefix = "kept:"
+
+// keptByHook gives the plan of a Claude Code write a run that keeps the
+// pre-image of each path it may change, before Claude Code changes it:
+// its error refuses the write (fail closed). An earlier write of the
+// session still unconfirmed (its PostToolUse never came) is settled first:
+// failed if the file still holds its pre-image.
+func (s *Set) keptByHook(p *Plan) *Plan {
+	p.Run = func(context.Context) (*Result, error) {
+		st, ok := s.History.(*history.Store)
+		if !ok || s.State == nil {
+			return nil, nil
+		}
+		s.settleHookWrites()
+		var targets []history.Target
+		for _, e := range p.Effects {
+			if !e.Path.IsZero() {
+				targets = append(targets, history.Target{Op: e.Op.String(), Path: e.Path.String()})
+			}
+		}
+		if len(targets) == 0 {
+			return nil, nil
+		}
+		if _, err := st.Begin(s.CallID, s.Call, targets); err != nil {
+			return nil, s.fail(say.HistoryFailed{Path: targets[0].Path, Problem: err.Error()})
+		}
+		for _, t := range targets {
+			s.State.Set(HookKeptPrefix+t.Path, s.CallID)
+		}
+		return nil, nil
+	}
+	return p
+}
+
+// settleHookWrites settles every write of the session kept and not yet
+// confirmed: one whose PostToolUse never came is failed if the file still
+// holds its pre-image.
+func (s *Set) settleHookWrites() {
+	st, ok := s.History.(*history.Store)
+	if !ok || s.State == nil {
+		return
+	}
+	for k, v := range s.State.Snapshot() {
+		if id, isID := v.(string); isID && strings.HasPrefix(k, HookKeptPrefix) {
+			st.Confirm(id)
+			s.State.Delete(k)
+		}
+	}
+}
+
+// confirmHookWrite settles, at a file's PostToolUse, the entry its
+// PreToolUse kept: applied if Claude Code changed the file, failed if not.
+func (s *Set) confirmHookWrite(rel string) {
+	st, ok := s.History.(*history.Store)
+	if !ok || s.State == nil {
+		return
+	}
+	if v, found := s.State.Get(HookKeptPrefix + rel); found {
+		if id, isID := v.(string); isID {
+			st.Confirm(id)
+		}
+		s.State.Delete(HookKeptPrefix + rel)
 	}
 }
 
@@ -138,7 +212,7 @@ func hookEdit(s *Set, a args) (*Plan, error) {
 	e := fileEffect(zones.OpModify, rel, st)
 	e.SymlinkTo = link
 	e.NeedsFreshRead = true
-	return ranByClaudeCode(&Plan{Effects: []policy.Effect{e}}), nil
+	return s.keptByHook(&Plan{Effects: []policy.Effect{e}}), nil
 }
 
 // hookFind plans Glob and Grep: they walk a folder and show what is inside
