@@ -71,3 +71,19 @@ func TestHookKeepsClaudeCodeWrites(t *testing.T) {
 	}
 	sameTree(t, "after undo", tree(t, vault), before)
 }
+
+// TestHookDeniesWriteNotKept: a Claude Code write whose pre-image can't be
+// kept is denied in PreToolUse (fail closed).
+func TestHookDeniesWriteNotKept(t *testing.T) {
+	g, vault, _ := historyGate(t)
+	g.keep = failingRecorder{}
+	p := g.cfg.Policy(config.DefaultAgent)
+	for _, tool := range []string{"Write", "Edit"} {
+		in := &HookInput{SessionID: "S", Cwd: vault, HookEventName: "PreToolUse", ToolName: tool,
+			ToolInput: map[string]any{"file_path": "a.md", "content": "x", "old_string": "beta", "new_string": "b"}}
+		a, err := g.Hook(context.Background(), p, in)
+		if err == nil && a.Deny == "" {
+			t.Errorf("%s: allowed though its pre-image could not be kept", tool)
+		}
+	}
+}

@@ -144,8 +144,7 @@ const HookKeptPrefix = "kept:"
 // failed if the file still holds its pre-image.
 func (s *Set) keptByHook(p *Plan) *Plan {
 	p.Run = func(context.Context) (*Result, error) {
-		st, ok := s.History.(*history.Store)
-		if !ok || s.State == nil {
+		if s.History == nil {
 			return nil, nil
 		}
 		s.settleHookWrites()
@@ -158,11 +157,13 @@ func (s *Set) keptByHook(p *Plan) *Plan {
 		if len(targets) == 0 {
 			return nil, nil
 		}
-		if _, err := st.Begin(s.CallID, s.Call, targets); err != nil {
+		if _, err := s.History.Begin(s.CallID, s.Call, targets); err != nil {
 			return nil, s.fail(say.HistoryFailed{Path: targets[0].Path, Problem: err.Error()})
 		}
 		for _, t := range targets {
-			s.State.Set(HookKeptPrefix+t.Path, s.CallID)
+			if s.State != nil {
+				s.State.Set(HookKeptPrefix+t.Path, s.CallID)
+			}
 		}
 		return nil, nil
 	}
