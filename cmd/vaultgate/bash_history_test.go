@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,8 +142,8 @@ func TestWallKillInTheMiddleOfBashCommit(t *testing.T) {
 		}
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
-	go io.Copy(io.Discard, replies)
-	cmd.Wait()
+	cmd.Wait() // the reader above ends at the pipe's close; it alone reads replies
+	<-replied
 	in.Close()
 	_, err := os.Lstat(filepath.Join(vault, "notes", "copy"))
 	t.Logf("killed with the commit begun: %v, the copy begun: %v", journalled, err == nil)
