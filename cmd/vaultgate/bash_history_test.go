@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -106,24 +105,7 @@ func TestWallKillInTheMiddleOfBashCommit(t *testing.T) {
 	time.Sleep(30 * time.Millisecond) // older than the commit's conflict margin, as a vault is in life
 	before := vaultTree(t, vault)
 	state := filepath.Join(filepath.Dir(vault), "state")
-	cmd := exec.Command(binary(t), "serve", "--config", cfg)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	replies := bufio.NewReader(out)
-	send := func(v any) {
-		b, _ := json.Marshal(v)
-		in.Write(append(b, '\n'))
-	}
-	send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-03-26", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "crash", "version": "1"}}})
-	if _, err := replies.ReadBytes('\n'); err != nil {
-		t.Fatal(err)
-	}
-	send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	cmd, in, replies, send := startServe(t, binary(t), cfg)
 	send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
 		"name": "bash", "arguments": map[string]any{"command": "cp -r notes/many notes/copy"}}})
 	replied := make(chan struct{})

@@ -28,24 +28,7 @@ func TestKillInTheMiddleOfWrites(t *testing.T) {
 		for i := range 300 {
 			valid[content(round, i)] = true
 		}
-		cmd := exec.Command(bin, "serve", "--config", cfg)
-		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
-		in, _ := cmd.StdinPipe()
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		replies := bufio.NewReader(out)
-		send := func(v any) {
-			b, _ := json.Marshal(v)
-			in.Write(append(b, '\n'))
-		}
-		send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
-			"protocolVersion": "2025-03-26", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "crash", "version": "1"}}})
-		if _, err := replies.ReadBytes('\n'); err != nil {
-			t.Fatal(err)
-		}
-		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+		cmd, in, replies, send := startServe(t, bin, cfg)
 		go func() {
 			for i := range 300 {
 				// even notes are made anew each round, odd ones replaced
@@ -132,4 +115,30 @@ func leftovers(t *testing.T, vault string) []string {
 		return nil
 	})
 	return out
+}
+
+// startServe starts `vaultgate serve` over stdio, as a client to be killed
+// would: it has sent initialize and read the answer, so the next line sent
+// is a call. send writes one JSON-RPC message; replies reads the answers.
+func startServe(t *testing.T, bin, cfg string) (cmd *exec.Cmd, in io.WriteCloser, replies *bufio.Reader, send func(any)) {
+	t.Helper()
+	cmd = exec.Command(bin, "serve", "--config", cfg)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+	in, _ = cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	replies = bufio.NewReader(out)
+	send = func(v any) {
+		b, _ := json.Marshal(v)
+		in.Write(append(b, '\n'))
+	}
+	send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-03-26", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "crash", "version": "1"}}})
+	if _, err := replies.ReadBytes('\n'); err != nil {
+		t.Fatal(err)
+	}
+	send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return cmd, in, replies, send
 }
