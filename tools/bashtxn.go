@@ -58,6 +58,11 @@ func (s *Set) beginBash(wall *sandbox.WallConfig) (*sandbox.WallConfig, *bashTxn
 	if s.Vault.StateDir == "" {
 		return nil, nil, errors.New("bash: the vault has no state folder for the call's overlay")
 	}
+	if s.Bash.MaxChangedFiles <= 0 || s.Bash.MaxChangedBytes <= 0 {
+		// txn.Diff reads 0 as "no cap": a Bash not made by config.Load
+		// must not run a transaction without one.
+		return nil, nil, errors.New("bash: max_changed_files and max_changed_bytes must be set for a call on the overlay")
+	}
 	// A file this process committed a moment ago would look changed from
 	// outside to a call that starts within the commit's conflict margin
 	// of it: wait that moment out (an agent's next call rarely comes so
