@@ -96,6 +96,19 @@ func encodeBody(r *Record) ([]byte, error) {
 	if r.ExitCode != nil {
 		attrs = append(attrs, slog.Int("exit_code", *r.ExitCode))
 	}
+	// Why a bash call ended and the head of its output: absent from other
+	// lines and from lines before them, which verify unchanged.
+	if r.TimedOut {
+		attrs = append(attrs, slog.Bool("timed_out", true))
+	}
+	if r.Signal != 0 {
+		attrs = append(attrs, slog.Int("signal", r.Signal))
+	}
+	for _, f := range [...]struct{ k, v string }{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {
+		if f.v != "" {
+			attrs = append(attrs, slog.String(f.k, f.v))
+		}
+	}
 	if len(r.Wall) > 0 {
 		attrs = append(attrs, slog.Any("wall", r.Wall))
 	}

@@ -4,7 +4,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Effect is one planned effect of a call: what it does to which path, and
@@ -63,9 +66,79 @@ type Record struct {
 	Error      string       `json:"error,omitempty"`
 	DurationMS float64      `json:"duration_ms"`
 	ExitCode   *int         `json:"exit_code,omitempty"`
-	Wall       []string     `json:"wall,omitempty"`
-	Seq        int64        `json:"seq"`  // line number in the chain, 1-based, across rotations
-	Prev       string       `json:"prev"` // hex sha256 of the previous line without its newline; "" for the first
+	// TimedOut and Signal say why a bash call ended, when not by itself:
+	// its timeout, or a signal that killed bash (then ExitCode is 128+N).
+	TimedOut bool `json:"timed_out,omitempty"`
+	Signal   int  `json:"signal,omitempty"`
+	// Stdout and Stderr are the head of a bash call's output, at most
+	// OutputExcerpt bytes each, masked as every line is; absent from other
+	// lines and from lines before them, which verify unchanged.
+	Stdout string   `json:"stdout,omitempty"`
+	Stderr string   `json:"stderr,omitempty"`
+	Wall   []string `json:"wall,omitempty"`
+	Seq    int64    `json:"seq"`  // line number in the chain, 1-based, across rotations
+	Prev   string   `json:"prev"` // hex sha256 of the previous line without its newline; "" for the first
+}
+
+// OutputExcerpt is how much of each of a bash call's streams a line
+// keeps: enough to see why a command failed, not a copy of what it read.
+const OutputExcerpt = 1024
+
+// Excerpt is the head of s that a line keeps: at most OutputExcerpt bytes,
+// cut at a character's start, with the number of bytes left out.
+func Excerpt(s string) string {
+	if len(s) <= OutputExcerpt {
+		return s
+	}
+	cut := OutputExcerpt
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n… %d more bytes", len(s)-cut)
+}
+
+// Failed reports whether the call was allowed and then failed: a run
+// that returned an error, a command that exited non-zero, changes that
+// were not applied.
+func (r *Record) Failed() bool {
+	return r.Decision == "allow" && (r.Outcome == "failed" || r.Error != "")
+}
+
+// FailedWhy says in a few words why an allowed call failed, "" when it did
+// not: the error, then how a command ended (its timeout, a signal, its
+// exit code). The words are English: the log's error text is already in
+// the agent's language.
+func (r *Record) FailedWhy() string {
+	if !r.Failed() {
+		return ""
+	}
+	var parts []string
+	switch {
+	case r.TimedOut:
+		parts = append(parts, "timed out")
+	case r.Signal != 0:
+		parts = append(parts, fmt.Sprintf("killed by signal %d", r.Signal))
+	}
+	if r.ExitCode != nil {
+		parts = append(parts, fmt.Sprintf("exit code %d", *r.ExitCode))
+	}
+	if r.Error != "" {
+		parts = append(parts, r.Error)
+	}
+	if len(parts) == 0 {
+		return "failed"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Command is a bash call's command line, "" for any other call: the
+// vault's bash tool and the hook's Bash alike.
+func (r *Record) Command() string {
+	if !strings.EqualFold(r.Tool, "bash") {
+		return ""
+	}
+	c, _ := r.Args["command"].(string)
+	return c
 }
 
 // EventAfter marks the line a hook writes after Claude Code has run a

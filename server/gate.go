@@ -298,6 +298,8 @@ func (g *Gate) record(c Caller, o *Outcome, args map[string]any, d time.Duration
 			r.Outcome = "failed"
 		}
 		r.ExitCode, r.Wall = o.Result.ExitCode, o.Result.Wall
+		r.TimedOut, r.Signal = o.Result.TimedOut, o.Result.Signal
+		r.Stdout, r.Stderr = audit.Excerpt(o.Result.Stdout), audit.Excerpt(o.Result.Stderr)
 		if o.Result.NotApplied != "" {
 			// the command ran; none of its changes reached the vault
 			r.Outcome, r.Error = "failed", o.Result.NotApplied

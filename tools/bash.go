@@ -263,6 +263,10 @@ func bashResult(r sandbox.Result, timeout time.Duration, lang say.Lang) *Result 
 		ExitCode:   &code,
 		Wall:       r.Isolation,
 		Failed:     r.ExitCode != 0,
+		TimedOut:   r.TimedOut,
+		Signal:     r.Signal,
+		Stdout:     r.Stdout,
+		Stderr:     r.Stderr,
 	}
 }
 

@@ -43,6 +43,11 @@ type Result struct {
 	ExitCode   *int     // bash
 	Wall       []string // bash: the layers that were up
 	Failed     bool     // the call ran and failed (bash exiting non-zero)
+	// bash: why it ended when not by itself, and its output (masked), for
+	// the audit line's excerpt
+	TimedOut       bool
+	Signal         int
+	Stdout, Stderr string
 
 	// Real is what a bash call on the overlay really changed, judged.
 	Real []RealEffect

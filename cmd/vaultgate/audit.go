@@ -117,8 +117,10 @@ var auditSubs = []*auditSub{
 		name:  "tail",
 		usage: "[--audit FILE | --config FILE] [-f] [-n N] [filters] [--json]",
 		help: `Prints the latest calls of the log, one a line: time, via, session, tool,
-decision, each effect as "op path zone", and for a deny the rule and the
-reason. With -f it goes on printing calls as they are appended, across
+decision, a bash call's command after "$", each effect as "op path zone",
+for a deny the rule and the reason, and for an allowed call that failed
+why after "FAILED:" (timed out, killed by a signal, its exit code, the
+error). With -f it goes on printing calls as they are appended, across
 rotations, until interrupted. Every name the agent chose (paths, arguments,
 reasons, session ids) is printed with its control characters escaped, so a
 file name cannot repaint the terminal; a deny is coloured on a terminal.`,
@@ -343,6 +345,9 @@ func (p *callPrinter) line(r *audit.Record) string {
 	default:
 		b.WriteString(paint(colourError, esc(r.Decision)))
 	}
+	if c := r.Command(); c != "" {
+		b.WriteString("  $ " + esc(c))
+	}
 	var effects []string
 	for _, e := range r.Effects {
 		effects = append(effects, esc(e.Op)+" "+esc(e.Path)+" "+esc(cmp.Or(e.Zone, "-")))
@@ -369,8 +374,10 @@ func (p *callPrinter) line(r *audit.Record) string {
 	if r.Decision == "deny" {
 		b.WriteString("  " + paint(colourDeny, "["+esc(cmp.Or(r.Rule, audit.NoRule))+"]") + " " + esc(r.Reason))
 	}
-	if r.Outcome == "failed" || r.Error != "" {
-		b.WriteString("  " + paint(colourError, "failed:") + " " + esc(r.Error))
+	if why := r.FailedWhy(); why != "" {
+		b.WriteString("  " + paint(colourError, "FAILED:") + " " + esc(why))
+	} else if r.Error != "" {
+		b.WriteString("  " + paint(colourError, "error:") + " " + esc(r.Error))
 	}
 	return b.String()
 }

@@ -27,7 +27,26 @@ const (
 // audit log they went to.
 func gateCalls(t *testing.T, session string, calls ...[2]any) (cfgPath, logPath string) {
 	t.Helper()
+	return gateCallsWith(t, "", session, calls...)
+}
+
+// gateCallsWith is gateCalls with extra lines at the end of the config.
+func gateCallsWith(t *testing.T, extra, session string, calls ...[2]any) (cfgPath, logPath string) {
+	t.Helper()
 	vault, cfgPath, logPath := sampleVault(t)
+	if extra != "" {
+		f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.WriteString(extra)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, name := range []string{ansiName, htmlName} {
 		if err := os.WriteFile(filepath.Join(vault, "мета", name), []byte("x\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -344,4 +363,60 @@ func TestAuditTailFollow(t *testing.T) {
 	if !strings.Contains(l, "late  delete  DENY   delete мета/late.md protected  [zones] late\\x1b[0m") {
 		t.Errorf("followed line: %q", l)
 	}
+}
+
+// TestAuditTailSaysWhyBashFailed runs failing bash commands through the
+// real gate (a timeout, a non-zero exit) and reads tail's line for each:
+// the command and why it failed are on the call's own line.
+func TestAuditTailSaysWhyBashFailed(t *testing.T) {
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Skip("no sleep(1)")
+	}
+	_, logPath := gateCallsWith(t, "[bash]\nwall = \"off\"\n", "s-bash",
+		[2]any{"bash", map[string]any{"command": "sleep 5", "timeout": 1}},
+		[2]any{"bash", map[string]any{"command": "ls no-such-note.md"}},
+		[2]any{"bash", map[string]any{"command": "echo fine"}},
+	)
+	out, errOut, code := runCLI(t, "audit", "tail", "--audit", logPath)
+	if code != exitOK {
+		t.Fatalf("tail: exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want 3 lines, got %d:\n%s", len(lines), out)
+	}
+	for i, want := range [][]string{
+		{"bash    allow  $ sleep 5", "FAILED: timed out, exit code 124"},
+		{"$ ls no-such-note.md", "FAILED: exit code 2"},
+		{"$ echo fine"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(lines[i], w) {
+				t.Errorf("line %d lacks %q:\n%s", i+1, w, lines[i])
+			}
+		}
+	}
+	if strings.Contains(lines[2], "FAILED") {
+		t.Errorf("a command that exited 0 shows as failed: %s", lines[2])
+	}
+	// The record keeps the head of the output, and why it ended.
+	recs, err := readRecords(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := recs[0]; !r.TimedOut || r.ExitCode == nil || *r.ExitCode != 124 {
+		t.Errorf("the timeout's record: timed_out %v exit %v", r.TimedOut, r.ExitCode)
+	}
+	if r := recs[1]; !strings.Contains(r.Stderr, "no-such-note.md") {
+		t.Errorf("the failed ls's stderr excerpt: %q", r.Stderr)
+	}
+	if r := recs[2]; r.Stdout != "fine\n" {
+		t.Errorf("echo's stdout excerpt: %q", r.Stdout)
+	}
+}
+
+func readRecords(path string) ([]audit.Record, error) {
+	var recs []audit.Record
+	err := audit.Read(path, func(r audit.Record) error { recs = append(recs, r); return nil })
+	return recs, err
 }
