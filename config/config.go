@@ -30,6 +30,7 @@ type file struct {
 	Hook          hookFile        `toml:"hook"`
 	HTTP          tokenFile       `toml:"http"`
 	History       historyFile     `toml:"history"`
+	Run           runFile         `toml:"run"`
 	Agents        map[string]toml.Primitive
 }
 
@@ -115,6 +116,8 @@ type Config struct {
 	History  History
 	FoldOnly bool // case_sensitive resolved against the vault
 	Agents   map[string]*Policy
+	// Run is how `vaultgate run` starts the agent's own process ([run]).
+	Run Run
 }
 
 // History holds the [history] settings: the oldest entries (and the bodies
@@ -219,6 +222,7 @@ func defaults() file {
 		Hook:    hookFile{ServerName: "vault"},
 		HTTP:    tokenFile{TokenEnv: "VAULTGATE_TOKEN"},
 		History: historyFile{MaxSize: 1 << 30, Keep: duration(720 * time.Hour)},
+		Run:     defaultRun(),
 	}
 }
 
@@ -244,7 +248,7 @@ func Default(vault string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return resolve("", wd, f, nil)
+	return resolve("", wd, f, nil, false)
 }
 
 func parse(abs, data string) (*Config, error) {
@@ -280,10 +284,10 @@ func parse(abs, data string) (*Config, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, &Error{File: abs, Key: und[0].String(), Err: errors.New("unknown key")}
 	}
-	return resolve(abs, filepath.Dir(abs), f, agents)
+	return resolve(abs, filepath.Dir(abs), f, agents, md.IsDefined("run"))
 }
 
-func resolve(cfgFile, base string, f file, agents map[string]agentFile) (*Config, error) {
+func resolve(cfgFile, base string, f file, agents map[string]agentFile, runSet bool) (*Config, error) {
 	fail := func(key string, err error) error { return &Error{File: cfgFile, Key: key, Err: err} }
 	vault, err := expandPath(base, f.Vault)
 	if err != nil {
@@ -329,6 +333,9 @@ func resolve(cfgFile, base string, f file, agents map[string]agentFile) (*Config
 		c.FoldOnly = fold
 	default:
 		c.FoldOnly = !f.CaseSensitive.value
+	}
+	if c.Run, err = c.run(base, f.Run, runSet); err != nil {
+		return nil, err
 	}
 	top := agentFile{Lang: f.Lang, Zones: f.Zones, Rules: f.Rules, Bash: f.Bash, Hook: f.Hook, TokenEnv: f.HTTP.TokenEnv, TokenFile: f.HTTP.TokenFile}
 	p, err := c.policy(DefaultAgent, "", top)
