@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -90,4 +92,24 @@ func TestUnencodableArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	verifyOK(t, path, 1)
+}
+
+// A writer leaves beside the log only the log, its head and its lock: the
+// head's temp file goes when the writer closes.
+func TestCloseLeavesNoTemp(t *testing.T) {
+	path := testPath(t)
+	writeN(t, path, Options{}, 0, 3)
+	writeN(t, path, Options{}, 3, 2)
+	ents, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{"audit.jsonl", "audit.jsonl.head", "audit.jsonl.lock"}; !slices.Equal(names, want) {
+		t.Errorf("state folder holds %q, want %q", names, want)
+	}
+	verifyOK(t, path, 5)
 }

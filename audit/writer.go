@@ -289,6 +289,13 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	// The head's temp file lives on between appends (replaceFile swaps it
+	// with the head); a writer that closes takes it away, under the
+	// lock, so no writer is between its two steps.
+	if flock(w.lock, exclusive) == nil {
+		os.Remove(headPath(w.path) + ".tmp")
+		flock(w.lock, unlock)
+	}
 	err := w.f.Close()
 	if lerr := w.lock.Close(); err == nil {
 		err = lerr

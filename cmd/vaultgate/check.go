@@ -22,7 +22,11 @@ func init() {
 		usage:   "[--config FILE | --vault DIR] TOOL ARGS",
 		help: `Plans and judges one call without running it, and prints each effect with
 its zone, then the decision and the reason. ARGS is the tool's JSON
-arguments, e.g. '{"path":"мета/x.md"}'; for bash it may be the command.
+arguments, e.g. '{"path":"мета/x.md"}', and may be left out for a tool
+without required arguments (list). For bash it may be the command itself:
+every word after "bash" (or after "bash --") is the command's, joined by
+spaces, so "check bash rm -rf notes" needs no quotes; quote a command that
+holds what your shell would expand (;, |, >, $).
 The dry run starts a fresh session, so overwriting an existing file is
 refused as unread (read_before_write), exactly as a first call would be.
 
@@ -31,7 +35,10 @@ Exit status: 0 allow, 1 deny, 2 bad usage (including a malformed call).`,
 			src.flags(fs)
 			fs.StringVar(&agent, "agent", config.DefaultAgent, "judge as this agent of the config")
 		},
+		// After "bash" every word is the command's, "-rf" too.
+		flagsEnd: func(pos []string) bool { return len(pos) == 1 && pos[0] == "bash" },
 		run: func(fs *flag.FlagSet, args []string) int {
+			args = checkWords(args)
 			if len(args) != 2 {
 				return fail(exitUsage, "check takes a tool name and its arguments (see --help)")
 			}
@@ -64,6 +71,26 @@ Exit status: 0 allow, 1 deny, 2 bad usage (including a malformed call).`,
 			return exitUsage
 		},
 	})
+}
+
+// checkWords makes TOOL ARGS of the words after the flags: a tool without
+// ARGS has none ("{}"); bash's words after the tool name, after an optional
+// "--", are its command, joined by spaces.
+func checkWords(args []string) []string {
+	switch {
+	case len(args) == 1:
+		return []string{args[0], "{}"}
+	case len(args) > 1 && args[0] == "bash":
+		words := args[1:]
+		if words[0] == "--" {
+			words = words[1:]
+		}
+		if len(words) == 0 {
+			return args[:1]
+		}
+		return []string{"bash", strings.Join(words, " ")}
+	}
+	return args
 }
 
 // checkArgs decodes ARGS; for bash a plain command is accepted as is.

@@ -20,6 +20,10 @@ type command struct {
 	help    string // the paragraph --help shows
 	run     func(fs *flag.FlagSet, args []string) int
 	flags   func(fs *flag.FlagSet)
+	// flagsEnd, if set, is told the positional arguments so far and says
+	// whether the rest are arguments whatever they look like (check's
+	// bash command: "rm -rf notes" has no flags of vaultgate's).
+	flagsEnd func(positional []string) bool
 }
 
 var commands []*command
@@ -50,10 +54,11 @@ func run(args []string, out, errw io.Writer) int {
 				return runCommand(c, []string{"--help"})
 			}
 		}
-		mainUsage(stdout)
 		if len(args) == 0 {
+			mainUsage(stderr)
 			return exitUsage
 		}
+		mainUsage(stdout)
 		return exitOK
 	}
 	if args[0] == "--version" || args[0] == "version" {
@@ -84,22 +89,32 @@ func runCommand(c *command, args []string) int {
 	if c.flags != nil {
 		c.flags(fs)
 	}
-	fs.Usage = func() {
-		w := fs.Output()
+	// Parse calls Usage on --help and on a bad flag: print it once,
+	// after Parse, to stdout for --help and to stderr for a mistake.
+	parsing := true
+	usage := func(w io.Writer) {
 		fmt.Fprintf(w, "usage: vaultgate %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.help))
 		hasFlags := false
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
 			fmt.Fprintln(w, "\nflags:")
+			fs.SetOutput(w)
 			fs.PrintDefaults()
 		}
 	}
-	if err := fs.Parse(interleave(fs, args)); err != nil {
+	fs.Usage = func() {
+		if !parsing {
+			usage(fs.Output())
+		}
+	}
+	err := fs.Parse(interleave(fs, args, c.flagsEnd))
+	parsing = false
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
+			usage(stdout)
 			return exitOK
 		}
+		usage(stderr)
 		return exitUsage
 	}
 	return c.run(fs, fs.Args())
@@ -107,10 +122,14 @@ func runCommand(c *command, args []string) int {
 
 // interleave lets flags follow positional arguments ("check bash 'ls' --config f"),
 // as people type them; "--" still ends the flags.
-func interleave(fs *flag.FlagSet, args []string) []string {
+func interleave(fs *flag.FlagSet, args []string, end func([]string) bool) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if end != nil && end(pos) {
+			pos = append(pos, args[i:]...)
+			break
+		}
 		if a == "--" {
 			pos = append(pos, args[i+1:]...)
 			break

@@ -291,12 +291,55 @@ func TestInit(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	for _, c := range commands {
-		out, _, code := runCLI(t, c.name, "--help")
-		if code != 0 || !strings.Contains(out, "usage: vaultgate "+c.name) {
-			t.Errorf("%s --help: %d\n%s", c.name, code, out)
+		for _, flag := range []string{"--help", "-h"} {
+			out, errOut, code := runCLI(t, c.name, flag)
+			if code != 0 || strings.Count(out, "usage: vaultgate "+c.name) != 1 || errOut != "" {
+				t.Errorf("%s %s: exit %d, want the usage once on stdout and nothing on stderr\nstdout:\n%s\nstderr:\n%s", c.name, flag, code, out, errOut)
+			}
 		}
 	}
 	if _, _, code := runCLI(t, "frobnicate"); code != exitUsage {
 		t.Errorf("unknown command: exit %d", code)
+	}
+}
+
+// Every mistake of the person's — a flag, an argument, a value — exits 2,
+// with the reason on stderr and nothing on stdout.
+func TestUsageErrorsExit2(t *testing.T) {
+	_, cfg, _ := sampleVault(t)
+	for _, args := range [][]string{
+		{}, {"frobnicate"}, {"serve", "x"}, {"serve", "--bogus"}, {"check"}, {"check", "--config", cfg, "delete", "{"},
+		{"check", "--config", cfg, "nosuchtool", "{}"}, {"zones", "x"}, {"zones", "--config", cfg, "--colour", "sometimes"},
+		{"init"}, {"init", "/nonexistent/vault"}, {"audit"}, {"audit", "frob"}, {"audit", "tail", "--bogus"},
+		{"audit", "stats", "--config", cfg, "--since", "yesterday"}, {"history", "--config", cfg, "a", "b"},
+		{"diff", "--config", cfg}, {"undo", "--config", cfg}, {"admin"},
+	} {
+		out, errOut, code := runCLI(t, args...)
+		if code != exitUsage || (errOut == "" && !strings.Contains(out, "decision: error")) || (out != "" && args[0] != "check") {
+			t.Errorf("vaultgate %q: exit %d, stdout %q, stderr %q; want 2 and a reason on stderr", args, code, out, errOut)
+		}
+	}
+}
+
+// check takes bash's command as the words after the tool name, options
+// and all, and a tool without required arguments needs no "{}".
+func TestCheckWords(t *testing.T) {
+	_, cfg, _ := sampleVault(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"bash", "rm", "-rf", "notes"}, exitDeny, "delete   notes/**"},
+		{[]string{"bash", "--", "rm", "-rf", "notes"}, exitDeny, "delete   notes/**"},
+		{[]string{"bash", "rm -rf notes"}, exitDeny, "delete   notes/**"},
+		{[]string{"bash", "ls", "-la", "notes"}, -1, "read     notes"},
+		{[]string{"list"}, exitOK, "read     .  "},
+		{[]string{"search", `{"query":"x"}`}, exitOK, "read     ."},
+	} {
+		out, errOut, code := runCLI(t, append([]string{"check", "--config", cfg}, c.args...)...)
+		if (c.code >= 0 && code != c.code) || code == exitUsage || !strings.Contains(out, c.want) {
+			t.Errorf("check %q: exit %d, want %d and %q\n%s%s", c.args, code, c.code, c.want, out, errOut)
+		}
 	}
 }

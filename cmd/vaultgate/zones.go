@@ -43,6 +43,9 @@ is bound read-only, what is covered, and what Landlock allows where.`,
 			if len(args) > 0 {
 				return fail(exitUsage, "zones takes no arguments")
 			}
+			if colour != "auto" && colour != "always" && colour != "never" {
+				return fail(exitUsage, "--colour %q: want auto, always or never", colour)
+			}
 			cfg, err := src.load()
 			if err != nil {
 				return fail(exitUsage, "%v", err)
