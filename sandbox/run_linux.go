@@ -188,3 +188,7 @@ func exitCode(ps *os.ProcessState) int {
 	}
 	return ps.ExitCode()
 }
+
+// Supported says this system can run a bash call: contain its processes
+// (a pid namespace, or the /proc sweep) and, where asked, wall it.
+const Supported = true

@@ -5,3 +5,8 @@ package sandbox
 import "context"
 
 func run(context.Context, *call) (Result, error) { return Result{}, ErrUnsupported }
+
+// Supported says this system can run a bash call. Off Linux there is no
+// pid namespace and no /proc sweep to end every process of a call, so the
+// bash tool is not offered at all.
+const Supported = false

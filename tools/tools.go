@@ -125,7 +125,7 @@ func (s *Set) Tools() []Tool {
 		return hookTools(s.Hook.After)
 	}
 	ts := fileTools(s.Lang)
-	if s.Bash != nil && s.Bash.Enabled {
+	if s.Bash != nil && s.Bash.Enabled && sandbox.Supported {
 		// The wall is probed once per process, at the first listing.
 		overlay := s.Bash.Wall != config.WallOff && sandbox.ProbeWall(s.Vault.WallHelper).Layers.Overlay
 		ts = append(ts, bashTool(s.Bash, s.Lang, overlay))

@@ -583,31 +583,6 @@ func sameBytes(a, b io.Reader) (bool, error) {
 	}
 }
 
-// openUpper opens a regular file of the upper layer without following a
-// link anywhere in its name.
-func (c *committer) openUpper(name string) (*os.File, error) {
-	how := unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS,
-	}
-	var fd int
-	var err error
-	for range 16 {
-		if fd, err = unix.Openat2(c.upper, name, &how); err != unix.EAGAIN && err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: "upper/" + name, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), name)
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("txn: upper/%s is not a regular file", name)
-	}
-	return f, nil
-}
-
 // discard removes the wave's temporary files, this run's and those a
 // crash left, once the wave has failed.
 func (c *committer) discard(start, end int) {

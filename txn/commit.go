@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/afero"
-	"golang.org/x/sys/unix"
 )
 
 // CommitOptions says what Commit checks conflicts against.
@@ -72,7 +71,7 @@ func Commit(vault afero.Fs, l *Layer, changes []Change, opt CommitOptions) error
 		// The overlay is mounted volatile, so nothing made the upper layer
 		// durable: it is what a roll forward after a crash copies from, so
 		// it must be on disk before a journal says to roll forward.
-		if err := unix.Syncfs(c.upper); err != nil {
+		if err := syncfs(c.upper); err != nil {
 			written <- fmt.Errorf("txn: syncing the upper layer: %w", err)
 			return
 		}

@@ -189,7 +189,7 @@ func changedSince(fi fs.FileInfo, name string, cutoff time.Time) error {
 	if !ok {
 		return fmt.Errorf("txn: %s: the file system gives no ctime to check conflicts by", name)
 	}
-	if !time.Unix(st.Ctim.Unix()).Before(cutoff) {
+	if !ctime(st).Before(cutoff) {
 		return &ConflictError{Path: name}
 	}
 	return nil
