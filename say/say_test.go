@@ -90,6 +90,8 @@ var samples = []Message{
 	NoMatches{},
 	EmptyFolder{Path: "a/empty"},
 	MoreResults{Max: 50},
+	MoreEntries{Max: 5000},
+	ReadCut{Path: "a/long.md", From: 1, To: 2000, Next: 2001, Shown: 102400, Size: 1000042, LineCut: true},
 	Wrote{Bytes: 12, Path: "a/w.md"},
 	Edited{Count: 2, Path: "a/e.md"},
 	Moved{From: "a/from", To: "a/to"},

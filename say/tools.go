@@ -161,6 +161,38 @@ func (m OutsideVault) Text(l Lang) string {
 	return l.pick(fmt.Sprintf(`%q is outside the vault.`, m.Path), fmt.Sprintf(`«%s» вне хранилища.`, m.Path))
 }
 
+// ReadCut ends a read without limit that stopped before the end of the
+// file: lines From..To were shown (To cut short when LineCut), and Next is
+// the offset to read on from.
+type ReadCut struct {
+	Path           string
+	From, To, Next int
+	Shown, Size    int64
+	LineCut        bool
+}
+
+func (m ReadCut) Text(l Lang) string {
+	cutEn, cutRu := "", ""
+	if m.LineCut {
+		cutEn = fmt.Sprintf(`; line %d is longer than that and was cut`, m.To)
+		cutRu = fmt.Sprintf(`; строка %d длиннее и обрезана`, m.To)
+	}
+	return l.pick(
+		fmt.Sprintf(`[vaultgate: shown lines %d–%d of %q, %d of its %d bytes%s. Read on with {"path": %q, "offset": %d, "limit": 2000}; a limit of your own reads more at once.]`,
+			m.From, m.To, m.Path, m.Shown, m.Size, cutEn, m.Path, m.Next),
+		fmt.Sprintf(`[vaultgate: показаны строки %d–%d файла «%s», %d из %d байт%s. Дальше: {"path": %q, "offset": %d, "limit": 2000}; свой limit читает больше за раз.]`,
+			m.From, m.To, m.Path, m.Shown, m.Size, cutRu, m.Path, m.Next))
+}
+
+// MoreEntries ends a list that stopped at Max entries.
+type MoreEntries struct{ Max int }
+
+func (m MoreEntries) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`… more than %d entries; list a subfolder`, m.Max),
+		fmt.Sprintf(`… больше %d записей; покажите вложенную папку`, m.Max))
+}
+
 // NoMatches is a search that found nothing.
 type NoMatches struct{}
 

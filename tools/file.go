@@ -26,6 +26,11 @@ const (
 	// maxReadWhole is the largest file read returns whole; past it the
 	// model reads in parts, so one call can't flood its context.
 	maxReadWhole = 10 << 20
+	// readLines and readBytes bound a read without limit, so a long note
+	// can't flood the model's context (nor make a client park the result
+	// in a file of its own, outside the vault): the rest is read with
+	// offset and limit.
+	readLines, readBytes = 2000, 100 << 10
 	// maxWalk bounds the entries a subtree effect checks one by one.
 	maxWalk = 200_000
 	// tempPrefix names write's temporary files, so a crash's leftovers are
@@ -204,12 +209,15 @@ func planRead(s *Set, a args) (*Plan, error) {
 	return &Plan{
 		Effects: []policy.Effect{e},
 		Run: func(context.Context) (*Result, error) {
-			return s.runRead(real, offset, limit, a.has("offset") || a.has("limit"))
+			return s.runRead(real, offset, limit)
 		},
 	}, nil
 }
 
-func (s *Set) runRead(at zones.Path, offset, limit int, partial bool) (*Result, error) {
+// runRead reads lines offset.. (1-based; 0 is 1) of the file: limit of
+// them, or without a limit at most readLines lines or readBytes bytes, with
+// a note on how to read on when the file goes on.
+func (s *Set) runRead(at zones.Path, offset, limit int) (*Result, error) {
 	if at.Outside() {
 		return nil, s.fail(say.OutsideVault{Path: at.String()})
 	}
@@ -229,51 +237,76 @@ func (s *Set) runRead(at zones.Path, offset, limit int, partial bool) (*Result, 
 	if !fi.Mode().IsRegular() {
 		return nil, s.fail(say.NotRegular{Path: rel})
 	}
-	if !partial && fi.Size() > maxReadWhole {
-		return nil, s.fail(say.TooBig{Path: rel, Size: fi.Size(), Max: maxReadWhole})
+	if offset < 1 {
+		offset = 1
 	}
-	var data []byte
-	if partial {
-		data, err = readLines(f, offset, limit)
-	} else {
-		data, err = io.ReadAll(io.LimitReader(f, maxReadWhole+1))
+	maxLines, maxBytes := limit, maxReadWhole
+	if limit == 0 {
+		maxLines, maxBytes = readLines, readBytes
 	}
+	part, err := readPart(f, offset, maxLines, maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	if !isText(data) {
+	if !isText(part.data) {
 		return nil, s.fail(say.NotText{Path: rel, Size: fi.Size()})
 	}
 	if s.State != nil {
 		policy.MarkRead(s.State, rel, fi.Size(), fi.ModTime())
 	}
-	return &Result{Text: string(data)}, nil
+	text := string(part.data)
+	if part.more && (limit == 0 || part.last-offset+1 < limit) { // cut short of what was asked
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += "\n" + s.say(say.ReadCut{Path: rel, From: offset, To: part.last, Next: part.last + 1,
+			Shown: int64(len(part.data)), Size: fi.Size(), LineCut: part.lineCut}) + "\n"
+	}
+	return &Result{Text: text}, nil
 }
 
-// readLines returns lines offset.. (1-based) up to limit of them, with their
-// line endings as in the file.
-func readLines(r io.Reader, offset, limit int) ([]byte, error) {
-	if offset < 1 {
-		offset = 1
-	}
+// part is what readPart read: the text, the number of its last line, and
+// whether the file goes on past it (more) or that line was cut (lineCut).
+type part struct {
+	data          []byte
+	last          int
+	more, lineCut bool
+}
+
+// readPart returns lines offset.. (1-based), at most maxLines of them and
+// maxBytes in all, with their line endings as in the file. Only a first
+// line longer than maxBytes is cut, at a character boundary.
+func readPart(r io.Reader, offset, maxLines, maxBytes int) (part, error) {
 	br := newLineReader(r)
 	var out bytes.Buffer
-	for n := 1; limit == 0 || n < offset+limit; n++ {
+	p := part{last: offset - 1}
+	for n := 1; ; n++ {
 		line, err := br.next()
-		if n >= offset {
+		if err != nil && err != io.EOF {
+			return part{}, err
+		}
+		if n >= offset && len(line) > 0 {
+			if p.last-offset+1 >= maxLines || out.Len()+len(line) > maxBytes {
+				if out.Len() == 0 { // one line over the budget: its head
+					cut := maxBytes
+					for cut > 0 && !utf8.RuneStart(line[cut]) {
+						cut--
+					}
+					out.Write(line[:cut])
+					p.last, p.lineCut = n, true
+				}
+				p.more = true
+				break
+			}
 			out.Write(line)
+			p.last = n
 		}
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
-			return nil, err
-		}
-		if out.Len() > maxReadWhole {
-			break
-		}
 	}
-	return out.Bytes(), nil
+	p.data = out.Bytes()
+	return p, nil
 }
 
 // isText is true for valid UTF-8 without NUL bytes.

@@ -68,7 +68,7 @@ func (s *Set) runList(root zones.Path, depth int) (*Result, error) {
 	if !st.dir {
 		return nil, s.fail(say.NotFolder{Path: root.String()})
 	}
-	var entries []Entry
+	entries := []Entry{}
 	truncated := false
 	// dir is the folder as the file system spells it, at as the zones
 	// judge it.
@@ -139,10 +139,19 @@ func (s *Set) runList(root zones.Path, depth int) (*Result, error) {
 			fmt.Fprintf(&b, "%s  (%s)  [%s]\n", e.Path, e.Type, e.Zone)
 		}
 	}
+	out := map[string]any{"folder": displayDir(root.String()), "zone": s.Zones.Zone(root).String(),
+		"entries": entries, "truncated": truncated}
 	if truncated {
-		fmt.Fprintf(&b, "… more than %d entries; list a subfolder\n", maxListEntries)
+		note := s.say(say.MoreEntries{Max: maxListEntries})
+		b.WriteString(note + "\n")
+		out["note"] = note
 	}
-	return &Result{Text: b.String(), Structured: map[string]any{"entries": entries, "truncated": truncated}}, nil
+	names := []string{s.Zones.Zone(root).String()}
+	for _, e := range entries {
+		names = append(names, e.Zone)
+	}
+	out["zones"] = s.zoneLegend(names...)
+	return &Result{Text: b.String(), Structured: out}, nil
 }
 
 func displayDir(p string) string {
@@ -213,7 +222,7 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, match
 	if !st.exists {
 		return nil, s.fail(say.NotFound{Path: root.String()})
 	}
-	var matches []Match
+	matches := []Match{}
 	full := false
 	// One reader for every file: a vault has many small notes, and a
 	// buffer each would cost more than the reading.
@@ -301,11 +310,13 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, match
 		b.WriteString(s.say(say.NoMatches{}))
 		b.WriteByte('\n')
 	}
+	out := map[string]any{"matches": matches, "truncated": full}
 	if full {
-		b.WriteString(s.say(say.MoreResults{Max: limit}))
-		b.WriteByte('\n')
+		note := s.say(say.MoreResults{Max: limit})
+		b.WriteString(note + "\n")
+		out["note"] = note
 	}
-	return &Result{Text: b.String(), Structured: map[string]any{"matches": matches, "truncated": full}}, nil
+	return &Result{Text: b.String(), Structured: out}, nil
 }
 
 func globMatch(glob, p string) bool {

@@ -80,6 +80,9 @@ func mcpTool(t tools.Tool) mcp.Tool {
 		mcp.WithOpenWorldHintAnnotation(t.OpenWorld),
 		mcp.WithSchemaAdditionalProperties(false),
 	}
+	if schema := tools.OutputSchema(t.Name); schema != nil {
+		opts = append(opts, mcp.WithRawOutputSchema(schema))
+	}
 	for _, p := range t.Params {
 		po := []mcp.PropertyOption{mcp.Description(p.Description)}
 		if p.Required {

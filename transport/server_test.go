@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/spf13/afero"
 
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/server"
@@ -52,9 +55,8 @@ func TestRead(t *testing.T) {
 	if got != "- todo: ship vaultgate\n- done: write the zone table\n" {
 		t.Errorf("offset/limit: %q", got)
 	}
-	big := e.mustOK("read", map[string]any{"path": "notes/big.md"})
-	if len(big) < 1_000_000 {
-		t.Errorf("1 MB note read as %d bytes", len(big))
+	if big := e.mustOK("read", map[string]any{"path": "notes/big.md", "limit": 20000}); big != e.file("notes/big.md") {
+		t.Errorf("the 1 MB note read with a limit past its end: %d bytes, want it whole (%d)", len(big), len(e.file("notes/big.md")))
 	}
 	e.mustOK("read", map[string]any{"path": e.cfg.Vault + "/мета/план.md"}) // absolute inside the vault
 	e.mustFail("read", map[string]any{"path": "nope.md"}, "does not exist")
@@ -322,5 +324,88 @@ func TestUnknownToolIsAudited(t *testing.T) {
 	r := e.lastRecord()
 	if r["tool"] != "format_disk" || r["decision"] != "error" || !strings.Contains(fmt.Sprint(r["error"]), "unknown tool") {
 		t.Errorf("record: %v", r)
+	}
+}
+
+// A read without limit returns at most 2,000 lines or 100 KB, cut at a
+// line's end, and a note saying where to read on; reading on as the note
+// says gives back the whole file, byte for byte.
+func TestReadBounded(t *testing.T) {
+	mem := memVault(t)
+	var short, long strings.Builder
+	for i := 1; i <= 3000; i++ {
+		fmt.Fprintf(&short, "%d\n", i)
+	}
+	long.WriteString("head\n")
+	long.WriteString(strings.Repeat("жж", 60<<10)) // one 240 KB line of 2-byte letters
+	long.WriteString("\ntail\n")
+	for name, body := range map[string]string{"notes/short-lines.md": short.String(), "notes/one-long-line.md": long.String()} {
+		if err := afero.WriteFile(mem, name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, mem, server.Options{})
+	next := regexp.MustCompile(`"offset": (\d+), "limit": 2000\}`)
+	for _, c := range []struct {
+		path      string
+		firstLast int // the last line of the first part
+	}{
+		{"notes/big.md", 0}, // the byte bound comes first: about 1,200 lines
+		{"notes/short-lines.md", 2000},
+		{"notes/one-long-line.md", 1},
+	} {
+		whole := e.file(c.path)
+		var got strings.Builder
+		offset, parts := 0, 0
+		for {
+			args := map[string]any{"path": c.path}
+			if offset > 0 {
+				args["offset"] = offset
+			}
+			text := e.mustOK("read", args)
+			parts++
+			body, note, cut := strings.Cut(text, "\n[vaultgate: shown lines ")
+			if !cut {
+				got.WriteString(text)
+				break
+			}
+			if len(body) > 100<<10+1 || strings.Count(body, "\n") > 2000 {
+				t.Fatalf("%s: a part of %d bytes, %d lines", c.path, len(body), strings.Count(body, "\n"))
+			}
+			m := next.FindStringSubmatch(note)
+			if m == nil {
+				t.Fatalf("%s: the note says nothing of where to read on: %q", c.path, note)
+			}
+			n, _ := strconv.Atoi(m[1])
+			if parts == 1 && c.firstLast > 0 && n != c.firstLast+1 {
+				t.Errorf("%s: the first part ends before line %d, want %d", c.path, n, c.firstLast+1)
+			}
+			if n <= offset {
+				t.Fatalf("%s: reading on from %d goes back to %d", c.path, offset, n)
+			}
+			// a part ends at a line's end; a cut line is its head
+			if strings.Contains(note, "was cut") {
+				body = strings.TrimSuffix(body, "\n") // the newline the note put after the cut
+				line := strings.Split(whole, "\n")[n-2]
+				if !strings.HasPrefix(line, body[strings.LastIndex(body, "\n")+1:]) {
+					t.Fatalf("%s: the cut line is not the line's head", c.path)
+				}
+				got.WriteString(body[:strings.LastIndex(body, "\n")+1])
+				got.WriteString(line + "\n")
+			} else {
+				got.WriteString(body)
+			}
+			offset = n
+		}
+		if got.String() != whole {
+			t.Errorf("%s: read on part by part gives %d bytes, want the file's %d exactly", c.path, got.Len(), len(whole))
+		}
+		if parts < 2 {
+			t.Errorf("%s: read whole in one part", c.path)
+		}
+	}
+	// a short file is still read exactly, with no note
+	if got := e.mustOK("read", map[string]any{"path": "Welcome.md"}); got != e.file("Welcome.md") {
+		t.Errorf("a short note: %q", got)
 	}
 }
