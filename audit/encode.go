@@ -71,6 +71,9 @@ func encodeBody(r *Record) ([]byte, error) {
 		slog.String("agent", r.Agent),
 		slog.String("via", r.Via),
 	)
+	if r.Run != "" {
+		attrs = append(attrs, slog.String("run", r.Run)) // absent from other lines, which verify unchanged
+	}
 	if r.Event != "" {
 		attrs = append(attrs, slog.String("event", r.Event)) // absent from older lines, which verify unchanged
 	}

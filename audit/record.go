@@ -46,11 +46,14 @@ type FileState struct {
 // Record is one audit line. Writer.Write fills Seq and Prev (and ID and Time
 // when they are empty); the JSON field names are the log's contract.
 type Record struct {
-	Time    time.Time      `json:"time"`
-	ID      string         `json:"id"` // unique per call
-	Session string         `json:"session"`
-	Agent   string         `json:"agent"`
-	Via     string         `json:"via"`             // stdio | http | hook | check
+	Time    time.Time `json:"time"`
+	ID      string    `json:"id"` // unique per call
+	Session string    `json:"session"`
+	Agent   string    `json:"agent"`
+	Via     string    `json:"via"` // stdio | http | hook | check | run
+	// Run is the id of the `vaultgate run` whose agent made the call;
+	// absent from other lines and from lines before it.
+	Run     string         `json:"run,omitempty"`
 	Event   string         `json:"event,omitempty"` // "" the call; EventAfter: the hook's line after Claude Code ran it
 	Tool    string         `json:"tool"`
 	Args    map[string]any `json:"args"` // already redacted by the caller

@@ -105,6 +105,7 @@ var samples = []Message{
 
 	Instructions{Zones: []ZoneLine{{Path: "notes", Mode: zones.Edit}, {Path: "мета/бобер", Mode: zones.Write}}},
 	HookToolRefused{Tool: "WebFetch", Server: "vault"},
+	RunBuiltinRefused{Tool: "Write", Instead: "write", Server: "vault"}, RunBuiltinRefused{Tool: "LS", Server: "vault"},
 	AuditFailed{Problem: "disk full"},
 	InternalError{Tool: "list", Problem: "nil map"},
 	UnknownTool{Tool: "teleport"},

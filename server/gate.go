@@ -64,7 +64,8 @@ func (g *Gate) Config() *config.Config { return g.cfg }
 
 // Caller is who makes a call and through what.
 type Caller struct {
-	Via     string // stdio, http, hook, check
+	Via     string // stdio, http, hook, check, run
+	Run     string // the id of the vaultgate run whose agent calls, for ViaRun
 	Session *policy.Session
 	Policy  *config.Policy
 	// Hook is the Claude Code call around a hook call, whose tool is one
@@ -78,6 +79,7 @@ const (
 	ViaHTTP  = "http"
 	ViaHook  = "hook"
 	ViaCheck = "check"
+	ViaRun   = "run"
 )
 
 // Steps say how far Call takes a call once the chain has judged it.
@@ -264,7 +266,7 @@ func (g *Gate) write(r *audit.Record) error {
 
 func (g *Gate) record(c Caller, o *Outcome, args map[string]any, d time.Duration) audit.Record {
 	r := audit.Record{
-		ID: o.ID, Via: c.Via, Tool: o.Tool, Decision: o.Decision,
+		ID: o.ID, Via: c.Via, Run: c.Run, Tool: o.Tool, Decision: o.Decision,
 		Args: redact(args), DurationMS: float64(d.Microseconds()) / 1000,
 		Effects: make([]audit.Effect, 0, len(o.Effects)),
 	}

@@ -168,6 +168,13 @@ func SecretValues(cfg *config.Config) []string {
 			}
 		}
 	}
+	// The agent's own credentials (vaultgate run) never reach a line
+	// either, should the agent send one back in an argument.
+	for _, s := range cfg.Run.Secrets {
+		if v := os.Getenv(s.FromEnv); v != "" {
+			out = append(out, v)
+		}
+	}
 	return out
 }
 

@@ -115,8 +115,14 @@ func instructions(p *config.Policy) string {
 // ServeStdio serves one agent over stdin and stdout until in closes. One
 // process is one session.
 func ServeStdio(ctx context.Context, g *server.Gate, p *config.Policy, session *policy.Session, in io.Reader, out io.Writer, errLog *log.Logger) error {
-	c := server.Caller{Via: server.ViaStdio, Session: session, Policy: p}
-	s := MCP(g, p, func(context.Context) (server.Caller, error) { return c, nil })
+	return ServeStream(ctx, g, server.Caller{Via: server.ViaStdio, Session: session, Policy: p}, in, out, errLog)
+}
+
+// ServeStream serves one caller over a byte stream that carries MCP's
+// stdio framing (stdin and stdout, a connection of vaultgate run's socket)
+// until in closes.
+func ServeStream(ctx context.Context, g *server.Gate, c server.Caller, in io.Reader, out io.Writer, errLog *log.Logger) error {
+	s := MCP(g, c.Policy, func(context.Context) (server.Caller, error) { return c, nil })
 	stdio := mcpserver.NewStdioServer(s)
 	if errLog != nil {
 		stdio.SetErrorLogger(errLog)

@@ -1,0 +1,396 @@
+package agentrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/sandbox"
+	"github.com/vaultgate/vaultgate/server"
+)
+
+// Options are one `vaultgate run`.
+type Options struct {
+	Config  *config.Config
+	Agent   string   // the [agents.NAME] whose policy the agent is held to; "" the default
+	Command []string // the agent's program and its arguments
+	Cwd     string   // its working folder inside the view; "" its home
+	Claude  bool     // the program is Claude Code: add run --claude's flags
+	Environ []string // the launcher's environment, to pick from
+	// Stdin, Stdout and Stderr are the agent's descriptors 0–2 (nil is
+	// /dev/null); it inherits nothing else.
+	Stdin, Stdout, Stderr *os.File
+	Exe                   string // this vaultgate binary, absolute: bound into the view for connect
+	Helper                string // the wall's helper (sandbox.WallConfig.Helper)
+	// Signals are passed on: the first ends the agent (SIGTERM, then
+	// SIGKILL after Grace), a second kills it at once.
+	Signals <-chan os.Signal
+	Grace   time.Duration // 0 is DefaultGrace
+	Log     io.Writer     // what the person should know; nil is os.Stderr
+}
+
+// DefaultGrace is how long the agent has to end after a signal.
+const DefaultGrace = 5 * time.Second
+
+// Error is why a run did not start, or why it ended the agent.
+type Error struct {
+	Step string // "config", "user", "wall", "home", "environment", "agent", "server"
+	Err  error
+}
+
+func (e *Error) Error() string { return "run: " + e.Step + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+func fail(step string, format string, args ...any) error {
+	return &Error{Step: step, Err: fmt.Errorf(format, args...)}
+}
+
+// Run starts the agent behind the wall, serves the vault to it on the
+// run's socket until it ends, and returns its exit status (128+N when
+// signal N ended it). The error is for a run that could not start (then
+// nothing of the agent ran) or whose server failed (then the agent was
+// ended).
+func Run(ctx context.Context, o Options) (int, error) {
+	cfg := o.Config
+	if err := cfg.CheckRun(); err != nil {
+		return 0, &Error{Step: "config", Err: err}
+	}
+	name := o.Agent
+	if name == "" {
+		name = config.DefaultAgent
+	}
+	pol := cfg.Policy(name)
+	if pol == nil {
+		return 0, fail("config", "no agent %q in %s", name, cfg.File)
+	}
+	if len(o.Command) == 0 || o.Command[0] == "" {
+		return 0, fail("agent", "no command to run")
+	}
+	if !filepath.IsAbs(o.Exe) {
+		return 0, fail("agent", "the vaultgate binary %q is not absolute", o.Exe)
+	}
+	logw := o.Log
+	if logw == nil {
+		logw = os.Stderr
+	}
+	errLog := log.New(logw, "vaultgate: ", 0)
+
+	u, uid, gid, err := agentUser(cfg.Run.User)
+	if err != nil {
+		return 0, err
+	}
+	if err := wallStands(o.Helper, cfg.Run.Network == config.NetworkHost, u != nil); err != nil {
+		return 0, err
+	}
+	if err := prepareHome(cfg.Run.Home, uid, gid); err != nil {
+		return 0, err
+	}
+	dir, err := runDir(uid, gid)
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "sock")
+	tokenFile := filepath.Join(dir, "token")
+	mcpPath := filepath.Join(dir, "mcp.json")
+	token := newToken()
+	if err := writeOwned(tokenFile, []byte(token+"\n"), 0o400, uid, gid); err != nil {
+		return 0, err
+	}
+	mcp, err := mcpConfig(pol.Hook.ServerName, o.Exe, sock, tokenFile)
+	if err != nil {
+		return 0, fail("server", "%v", err)
+	}
+	if err := writeOwned(mcpPath, mcp, 0o444, uid, gid); err != nil {
+		return 0, err
+	}
+	argv := append([]string{}, o.Command...)
+	if o.Claude {
+		settings := filepath.Join(dir, "claude-settings.json")
+		b, err := claudeSettings(o.Exe, string(pol.Lang), pol.Hook.ServerName)
+		if err != nil {
+			return 0, fail("agent", "%v", err)
+		}
+		if err := writeOwned(settings, b, 0o444, uid, gid); err != nil {
+			return 0, err
+		}
+		argv = claudeArgs(argv, mcpPath, settings)
+	}
+	userName := ""
+	if u != nil {
+		userName = u.Name
+	} else if cu, err := user.Current(); err == nil {
+		userName = cu.Username
+	}
+	env, err := Env(cfg.Run, o.Environ, map[string]string{
+		"HOME": cfg.Run.Home, "USER": userName, "LOGNAME": userName, MCPConfigEnv: mcpPath,
+	})
+	if err != nil {
+		return 0, &Error{Step: "environment", Err: err}
+	}
+	prog, err := findProgram(argv[0], env)
+	if err != nil {
+		return 0, &Error{Step: "agent", Err: err}
+	}
+	cwd := o.Cwd
+	if cwd == "" {
+		cwd = cfg.Run.Home
+	}
+	if !filepath.IsAbs(cwd) {
+		return 0, fail("agent", "--cwd %q is not absolute", cwd)
+	}
+	var hide []string
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) && h != "/" {
+		hide = append(hide, h)
+	}
+	wall, err := sandbox.AgentWall(sandbox.AgentView{
+		Home: cfg.Run.Home, Hide: hide,
+		Cover:   []string{cfg.Vault, cfg.File, cfg.StateDir, cfg.AuditPath},
+		Binds:   []string{dir, o.Exe},
+		Network: cfg.Run.Network == config.NetworkHost,
+		User:    u,
+	})
+	if err != nil {
+		return 0, &Error{Step: "wall", Err: err}
+	}
+
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return 0, fail("server", "listening on %s: %v", sock, err)
+	}
+	if err := os.Chown(sock, uid, gid); err != nil {
+		ln.Close()
+		return 0, fail("server", "%v", err)
+	}
+	if err := os.Chmod(sock, 0o600); err != nil {
+		ln.Close()
+		return 0, fail("server", "%v", err)
+	}
+	gate, closeGate, err := server.Open(cfg, server.OpenOptions{WallHelper: o.Helper, StartUp: true, Log: logw})
+	if err != nil {
+		ln.Close()
+		return 0, fail("server", "%v", err)
+	}
+	defer closeGate()
+	runID := newRunID()
+	gw := &gateway{ln: ln, gate: gate, policy: pol, runID: runID, token: token, uid: os.Geteuid(), errLog: errLog, conns: map[net.Conn]bool{}}
+	if u != nil {
+		gw.uid = u.UID
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- gw.serve(sctx) }()
+	defer gw.close()
+
+	proc, err := sandbox.StartAgent(&sandbox.Agent{
+		Wall: wall, Helper: o.Helper, Path: prog, Args: argv, Env: env, Dir: cwd,
+		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
+	})
+	if err != nil {
+		return 0, &Error{Step: "agent", Err: err}
+	}
+	fmt.Fprintf(logw, "vaultgate: run %s: %s started as %s (uid %d) behind the wall; the vault is served to it on %s\n", runID, prog, userName, uid, sock)
+
+	var runErr error
+	grace := o.Grace
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+	var deadline <-chan time.Time
+	signalled := false
+	for done := false; !done; {
+		select {
+		case <-proc.Done():
+			done = true
+		case err := <-served:
+			// The agent's only way to the vault is gone: end it.
+			if err == nil {
+				err = errors.New("the server stopped")
+			}
+			runErr = &Error{Step: "server", Err: fmt.Errorf("%w; the agent was ended", err)}
+			proc.Kill()
+			served = nil
+		case sig := <-o.Signals:
+			if signalled {
+				proc.Kill()
+				continue
+			}
+			signalled = true
+			fmt.Fprintf(logw, "vaultgate: run %s: %v: ending the agent\n", runID, sig)
+			proc.Signal(syscall.SIGTERM)
+			deadline = time.After(grace)
+		case <-deadline:
+			proc.Kill()
+		case <-ctx.Done():
+			proc.Kill()
+		}
+	}
+	code, _ := proc.Wait()
+	return code, runErr
+}
+
+// agentUser is the agent's user: required, and looked up, when the
+// launcher is root; otherwise the launcher's own uid, in a user namespace.
+func agentUser(name string) (u *sandbox.User, uid, gid int, err error) {
+	if os.Geteuid() != 0 {
+		if name != "" {
+			cu, cerr := user.Current()
+			if cerr != nil || cu.Username != name {
+				return nil, 0, 0, fail("user", "[run] user %q: running the agent as another user needs vaultgate to run as root (it runs as uid %d); remove [run] user to run the agent as you, in a user namespace", name, os.Geteuid())
+			}
+		}
+		return nil, os.Geteuid(), os.Getegid(), nil
+	}
+	if name == "" {
+		return nil, 0, 0, fail("user", "[run] user is required when vaultgate runs as root: the agent must not run as root (create one: useradd --system --user-group --no-create-home vaultgate-agent)")
+	}
+	su, err := sandbox.LookupUser(name)
+	if err != nil {
+		return nil, 0, 0, fail("user", "[run] user %q: %v (create it: useradd --system --user-group --no-create-home %s)", name, errors.Unwrap(err), name)
+	}
+	return su, su.UID, su.GID, nil
+}
+
+// wallStands checks, before anything starts, that every layer the agent's
+// wall needs is there.
+func wallStands(helper string, network, switchUser bool) error {
+	p := sandbox.ProbeWall(helper)
+	var missing []string
+	need := func(ok bool, name string) {
+		if !ok {
+			why := p.Missing[name]
+			if why == "" {
+				why = "unavailable"
+			}
+			missing = append(missing, name+" ("+why+")")
+		}
+	}
+	need(p.Layers.Mount, "mount namespace")
+	if !network {
+		need(p.Layers.Net, "network namespace")
+	}
+	need(p.Layers.NoNew, "no_new_privs")
+	need(p.Layers.Caps, "dropping capabilities")
+	if switchUser {
+		need(p.Layers.RunAs, "run_as")
+	}
+	if len(missing) > 0 {
+		return fail("wall", "the wall can't stand up here, so the agent was not started: missing %s", strings.Join(missing, "; "))
+	}
+	return nil
+}
+
+// prepareHome makes the agent's home exist, as a folder of its user's
+// own, mode 0700. An existing one must already be the agent's, or empty.
+func prepareHome(home string, uid, gid int) error {
+	fi, err := os.Lstat(home)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(home), 0o755); err != nil {
+			return fail("home", "%v", err)
+		}
+		if err := os.Mkdir(home, 0o700); err != nil {
+			return fail("home", "%v", err)
+		}
+	case err != nil:
+		return fail("home", "%v", err)
+	case !fi.IsDir():
+		return fail("home", "%s is not a folder (a symlink is not taken either)", home)
+	default:
+		st := fi.Sys().(*syscall.Stat_t)
+		if int(st.Uid) != uid {
+			ents, err := os.ReadDir(home)
+			if err != nil || len(ents) > 0 {
+				return fail("home", "%s belongs to uid %d, not to the agent's user (uid %d): give the agent a home of its own in [run] home", home, st.Uid, uid)
+			}
+		}
+	}
+	if err := os.Lchown(home, uid, gid); err != nil {
+		return fail("home", "%v", err)
+	}
+	if err := os.Chmod(home, 0o700); err != nil {
+		return fail("home", "%v", err)
+	}
+	return nil
+}
+
+// runDir is the run's own folder (the socket, the token, the MCP config):
+// mode 0700, the agent's user's, bound read-only into the view.
+func runDir(uid, gid int) (string, error) {
+	base := os.TempDir()
+	// A socket's path is at most 107 bytes.
+	if len(base) > 60 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "vaultgate-run-")
+	if err != nil {
+		return "", fail("server", "the run's folder: %v", err)
+	}
+	if err := os.Chown(dir, uid, gid); err != nil {
+		os.RemoveAll(dir)
+		return "", fail("server", "the run's folder: %v", err)
+	}
+	return dir, nil
+}
+
+func writeOwned(p string, b []byte, mode os.FileMode, uid, gid int) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fail("server", "%v", err)
+	}
+	_, werr := f.Write(b)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr, os.Chown(p, uid, gid), os.Chmod(p, mode)); err != nil {
+		return fail("server", "%s: %v", p, err)
+	}
+	return nil
+}
+
+// findProgram resolves the agent's program as the agent's PATH finds it,
+// on the host: the view shows the same system folders, and the helper's
+// exec says so if the program is not there.
+func findProgram(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return "", err
+		}
+		if err := executable(abs); err != nil {
+			return "", fmt.Errorf("can't start %s: %w", name, err)
+		}
+		return abs, nil
+	}
+	path, _ := lookup(env, "PATH")
+	for _, d := range filepath.SplitList(path) {
+		if !filepath.IsAbs(d) {
+			continue // a relative PATH entry means nothing in another view
+		}
+		p := filepath.Join(d, name)
+		if executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("can't start %s: not found in the agent's PATH (%s)", name, path)
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", p)
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/vaultgate/vaultgate/agentrun"
+	"github.com/vaultgate/vaultgate/sandbox"
+)
+
+func init() {
+	var src source
+	var agent, cwd string
+	var claude bool
+	register(&command{
+		name:    "run",
+		summary: "start the agent itself (Claude Code, any MCP client) inside the boundary",
+		usage:   "--config FILE [--agent NAME] [--cwd DIR] [--claude] -- COMMAND [ARGS...]",
+		help: `Starts COMMAND as the agent, behind the same wall as the bash tool: as the
+[run] user (required when vaultgate runs as root; otherwise your own uid in
+a user namespace), with no supplementary groups, no_new_privs and no
+capabilities; with only the variables [run] env names (default PATH, LANG,
+LC_*, TERM, TZ) and the [[run.secrets]] entries; in a view of the system
+where the vault, the config, the state folder and the audit log are not
+there, your home is covered, the agent's own home ([run] home) is writable
+and kept between runs, and the system is read-only; in a pid namespace of
+its own, so everything it starts ends with it.
+
+Its only way to the vault is this run's server: vaultgate serves the vault
+on a unix socket only the agent can reach, and gives it an MCP config in
+Claude Code's .mcp.json format at $VAULTGATE_MCP_CONFIG. Every call is
+audited with via "run" and the run's id.
+
+With --claude, COMMAND is Claude Code: run adds --mcp-config, --strict-mcp-config,
+--settings (a hook that turns Claude Code's file built-ins off, pointing to
+mcp__vault__*) and --permission-mode bypassPermissions.
+
+Exits with the agent's status; non-zero with the reason, and nothing
+started, when the user, the home, a secret, the program or a layer of the
+wall is missing.`,
+		flags: func(fs *flag.FlagSet) {
+			src.flags(fs)
+			fs.StringVar(&agent, "agent", "", "hold the agent to this [agents.NAME]'s policy (default: the top level)")
+			fs.StringVar(&cwd, "cwd", "", "the agent's working folder inside its view (default: its home)")
+			fs.BoolVar(&claude, "claude", false, "COMMAND is Claude Code: add the MCP config, the settings and a permission mode that asks nothing")
+		},
+		run: func(fs *flag.FlagSet, args []string) int {
+			if len(args) == 0 {
+				return fail(exitUsage, "run: give the agent's command after --, e.g. vaultgate run --config vault.toml -- claude")
+			}
+			cfg, err := src.load()
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fail(1, "run: this binary's path: %v", err)
+			}
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			defer signal.Stop(sigs)
+			code, err := agentrun.Run(context.Background(), agentrun.Options{
+				Config: cfg, Agent: agent, Command: args, Cwd: cwd, Claude: claude,
+				Environ: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+				Exe: exe, Helper: sandbox.HelperBeside(), Signals: sigs, Log: stderr,
+			})
+			if err != nil {
+				fail(1, "%v", err)
+				var re *agentrun.Error
+				if errors.As(err, &re) && re.Step == "server" && code != 0 {
+					return code
+				}
+				return 1
+			}
+			return code
+		},
+	})
+}

@@ -1,0 +1,399 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The run tests start `vaultgate run` with a stand-in agent (testdata/
+// runprobe, built into a system folder, since the agent's view holds only
+// system folders) and read what it saw from the inside. They need root,
+// to create the agent's user and to switch to it; CI runs them as root,
+// and fails if one skips.
+
+const runUser = "vaultgate-run-test"
+
+// The launcher's own secrets: none may reach the agent.
+var launcherSecrets = map[string]string{
+	"DATABASE_URL":          "postgres://vg:launcher-db-secret@db/vg",
+	"POSTGRES_PASSWORD":     "launcher-pg-secret",
+	"GH_PAT":                "ghp_launcherPATsecret",
+	"AWS_SECRET_ACCESS_KEY": "launcher-aws-secret",
+}
+
+// agentKey is the agent's own credential, given as [[run.secrets]].
+const agentKey = "sk-agent-own-credential-1234"
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("wall: vaultgate run's tests create the agent's user and switch to it: they need root (CI runs them as root)")
+	}
+}
+
+// agentUser creates the agent's user once and returns its ids.
+func agentUser(t *testing.T, name string) (uid, gid int) {
+	t.Helper()
+	if _, err := user.Lookup(name); err != nil {
+		if out, err := exec.Command("useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+			t.Fatalf("useradd %s: %v %s", name, err, out)
+		}
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid
+}
+
+var (
+	probeOnce sync.Once
+	probePath string
+	probeErr  error
+)
+
+// runProbe builds the stand-in agent into a folder under /usr/local, which
+// the agent's view binds read-only like the rest of the system.
+func runProbe(t *testing.T) string {
+	t.Helper()
+	probeOnce.Do(func() {
+		if err := os.MkdirAll("/usr/local/libexec", 0o755); err != nil {
+			probeErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("/usr/local/libexec", "vaultgate-runtest-")
+		if err != nil {
+			probeErr = err
+			return
+		}
+		os.Chmod(dir, 0o755)
+		probePath = filepath.Join(dir, "runprobe")
+		if out, err := exec.Command("go", "build", "-o", probePath, "./testdata/runprobe").CombinedOutput(); err != nil {
+			probeErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if probeErr != nil {
+		t.Fatal(probeErr)
+	}
+	return probePath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if probePath != "" {
+		os.RemoveAll(filepath.Dir(probePath))
+	}
+	os.Exit(code)
+}
+
+// runSetup is a vault and config for run: the vault and the config in a
+// system folder (/usr/local/share, which the view binds, so they must be
+// covered there), the state folder and the agent's home elsewhere.
+type runSetup struct {
+	dir, vault, cfg, state, audit, home string
+}
+
+func newRunSetup(t *testing.T, runTable string) runSetup {
+	t.Helper()
+	os.MkdirAll("/usr/local/share", 0o755)
+	sys, err := os.MkdirTemp("/usr/local/share", "vaultgate-runtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sys) })
+	os.Chmod(sys, 0o755)
+	s := runSetup{dir: t.TempDir(), vault: filepath.Join(sys, "vault"), cfg: filepath.Join(sys, "vault.toml")}
+	s.state = filepath.Join(s.dir, "state")
+	s.audit = filepath.Join(s.state, "audit.jsonl")
+	s.home = filepath.Join(s.dir, "agent-home")
+	for f, body := range map[string]string{"notes/a.md": "a note the agent reads\n", "мета/x.md": "protected\n"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(s.vault, f)), 0o755)
+		if err := os.WriteFile(filepath.Join(s.vault, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := fmt.Sprintf("vault = %q\n[audit]\npath = %q\n[zones]\nedit = [\".\"]\nprotected = [\"мета\"]\n%s", s.vault, s.audit,
+		strings.ReplaceAll(runTable, "HOME", s.home))
+	if err := os.WriteFile(s.cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+const runTable = `[run]
+user = "` + runUser + `"
+home = "HOME"
+[[run.secrets]]
+name = "ANTHROPIC_API_KEY"
+from_env = "RUN_TEST_AGENT_KEY"
+`
+
+// launcherEnv is the launcher's environment: the secrets the agent must
+// not get, its own credential, and what any process has.
+func launcherEnv() []string {
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "LC_TIME=C", "TERM=dumb", "HOME=/root", "RUN_TEST_AGENT_KEY=" + agentKey, "EDITOR=vi"}
+	for k, v := range launcherSecrets {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+type probeReport struct {
+	UID, EUID, GID int
+	Groups         []int
+	Env            []string
+	Cwd            string
+	Reads          map[string]string
+	Pids           []int
+	Environs       []int
+	Cmdlines       []string
+	Fds            []string
+	Writes         map[string]string
+	Launcher       int
+	Kill, Ptrace   string
+	Token          string
+	Tools          []string
+	Read           string
+	Delete         string
+	DeleteErr      bool
+	Err            []string
+}
+
+// TestWallRunAgentView runs the stand-in agent and checks from the inside
+// what it is, what it has and what it can reach; from the outside, that
+// no argv on the host carries a secret or the run's token, and that its
+// calls are in the audit with via "run" and the run's id.
+func TestWallRunAgentView(t *testing.T) {
+	needRoot(t)
+	uid, gid := agentUser(t, runUser)
+	probe := runProbe(t)
+	bin := filepath.Join(bundle(t), "vaultgate")
+	s := newRunSetup(t, runTable)
+
+	cmd := exec.Command(bin, "run", "--config", s.cfg, "--", probe, "probe", s.vault, s.cfg, s.state, s.audit, filepath.Join(s.vault, "notes/a.md"))
+	cmd.Env = launcherEnv()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Where the probe will look for vaultgate's pid, to signal and trace it.
+	waitFor(t, s.home, &errb)
+	os.WriteFile(filepath.Join(s.home, "launcher.pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+	var hostArgv []string
+	if waitFile(filepath.Join(s.home, "mid"), 30*time.Second) {
+		hostArgv = allArgv()
+	}
+	os.WriteFile(filepath.Join(s.home, "scanned"), nil, 0o644)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("vaultgate run: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
+	}
+	var r probeReport
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("the probe's report: %v\n%s\nstderr: %s", err, out.String(), errb.String())
+	}
+	if len(r.Err) > 0 {
+		t.Errorf("the probe failed: %v", r.Err)
+	}
+	if hostArgv == nil {
+		t.Fatal("the probe never reached the middle of its run")
+	}
+
+	// Who it is.
+	if r.UID != uid || r.EUID != uid || r.GID != gid {
+		t.Errorf("agent uid %d euid %d gid %d, want %d %d", r.UID, r.EUID, r.GID, uid, gid)
+	}
+	if len(r.Groups) > 0 && !slices.Equal(r.Groups, []int{gid}) {
+		t.Errorf("supplementary groups %v, want none", r.Groups)
+	}
+	// What it has.
+	env := strings.Join(r.Env, "\n")
+	for k, v := range launcherSecrets {
+		if strings.Contains(env, k+"=") || strings.Contains(env, v) {
+			t.Errorf("the launcher's %s reached the agent", k)
+		}
+	}
+	for _, want := range []string{"ANTHROPIC_API_KEY=" + agentKey, "HOME=" + s.home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "LC_TIME=C", "TERM=dumb", "USER=" + runUser} {
+		if !slices.Contains(r.Env, want) {
+			t.Errorf("the agent's environment lacks %s: %v", want, r.Env)
+		}
+	}
+	for _, e := range r.Env {
+		k, _, _ := strings.Cut(e, "=")
+		if !slices.Contains([]string{"ANTHROPIC_API_KEY", "HOME", "PATH", "LANG", "LC_TIME", "TERM", "USER", "LOGNAME", "VAULTGATE_MCP_CONFIG"}, k) {
+			t.Errorf("%s is in the agent's environment, though [run] env does not name it", k)
+		}
+	}
+	if r.Cwd != s.home {
+		t.Errorf("the agent started in %s, want its home %s", r.Cwd, s.home)
+	}
+	for _, fd := range r.Fds {
+		if n, _ := strconv.Atoi(fd); n > 3 { // 3 is the folder the probe lists them with
+			t.Errorf("the agent inherited descriptor %s: %v", fd, r.Fds)
+		}
+	}
+	// What it can see.
+	for p, got := range r.Reads {
+		// Absent, or covered: an empty folder, an empty file.
+		if !strings.Contains(got, "no such file") && got != "empty" && got != "read 0 bytes" {
+			t.Errorf("the agent could see %s: %s", p, got)
+		}
+	}
+	if len(r.Reads) != 5 {
+		t.Errorf("reads: %v", r.Reads)
+	}
+	if len(r.Environs) > 0 {
+		t.Errorf("the agent read the environ of pids %v", r.Environs)
+	}
+	if r.Launcher != cmd.Process.Pid || !strings.Contains(r.Kill, "no such process") || !strings.Contains(r.Ptrace, "no such process") {
+		t.Errorf("signal / ptrace vaultgate (pid %d): kill %q, ptrace %q", r.Launcher, r.Kill, r.Ptrace)
+	}
+	if slices.Contains(r.Pids, cmd.Process.Pid) || len(r.Pids) > 4 {
+		t.Errorf("pids the agent sees: %v", r.Pids)
+	}
+	// What it can change.
+	for p, want := range map[string]string{filepath.Join(s.home, "probe-wrote"): "written", "/tmp/probe-wrote": "written"} {
+		if r.Writes[p] != want {
+			t.Errorf("write %s: %s", p, r.Writes[p])
+		}
+	}
+	for _, p := range []string{"/usr/probe-wrote", "/etc/probe-wrote", "/probe-wrote"} {
+		if !strings.Contains(r.Writes[p], "read-only file system") {
+			t.Errorf("write %s: %s", p, r.Writes[p])
+		}
+	}
+	if _, err := os.Stat("/tmp/probe-wrote"); err == nil {
+		t.Errorf("the agent's /tmp is the host's")
+		os.Remove("/tmp/probe-wrote")
+	}
+	if fi, err := os.Stat(s.home); err != nil || fi.Mode().Perm() != 0o700 || int(fi.Sys().(*syscall.Stat_t).Uid) != uid {
+		t.Errorf("the agent's home: %v %v", fi, err)
+	} else if b, err := os.ReadFile(filepath.Join(s.home, "probe-wrote")); err != nil || string(b) != "x" {
+		t.Errorf("the agent's home was not kept: %v", err)
+	}
+	// No secret, and not the token, in any argv, inside or out.
+	if len(r.Token) != 64 {
+		t.Errorf("the run's token %q", r.Token)
+	}
+	for _, argv := range append(r.Cmdlines, hostArgv...) {
+		for _, v := range append(mapValues(launcherSecrets), agentKey, r.Token) {
+			if v != "" && strings.Contains(argv, v) {
+				t.Errorf("an argv holds a secret: %q", argv)
+			}
+		}
+	}
+	if !slices.ContainsFunc(r.Cmdlines, func(a string) bool { return strings.Contains(a, "vaultgate connect") }) {
+		t.Errorf("the bridge is not among the agent's processes: %v", r.Cmdlines)
+	}
+	// Its way to the vault.
+	if !slices.Contains(r.Tools, "read") || !slices.Contains(r.Tools, "delete") {
+		t.Errorf("tools: %v", r.Tools)
+	}
+	if r.Read != "a note the agent reads\n" {
+		t.Errorf("read notes/a.md: %q", r.Read)
+	}
+	if !r.DeleteErr || !strings.Contains(r.Delete, "protected") {
+		t.Errorf("delete мета/x.md: %v %q", r.DeleteErr, r.Delete)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.vault, "мета/x.md")); err != nil || string(b) != "protected\n" {
+		t.Errorf("the protected file: %q %v", b, err)
+	}
+	lines := auditLines(t, s.audit)
+	runID := ""
+	var got []string
+	for _, l := range lines {
+		if l.Via != "run" || l.Run == "" {
+			t.Errorf("audit line via %q run %q", l.Via, l.Run)
+		}
+		if runID == "" {
+			runID = l.Run
+		} else if l.Run != runID {
+			t.Errorf("two run ids in one run: %s, %s", runID, l.Run)
+		}
+		got = append(got, l.Tool+":"+l.Decision)
+	}
+	if !slices.Equal(got, []string{"read:allow", "delete:deny"}) {
+		t.Errorf("audit: %v", got)
+	}
+	if !strings.Contains(errb.String(), runID) {
+		t.Errorf("the launcher did not say the run's id %s: %s", runID, errb.String())
+	}
+}
+
+type auditLine struct {
+	Via, Run, Tool, Decision, Session string
+}
+
+func auditLines(t *testing.T, p string) []auditLine {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []auditLine
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l auditLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func mapValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// allArgv is every argv on the host now.
+func allArgv() []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil {
+			out = append(out, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
+
+func waitFile(p string, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// waitFor waits until the launcher has made the agent's home.
+func waitFor(t *testing.T, home string, errb *bytes.Buffer) {
+	t.Helper()
+	if !waitFile(home, 30*time.Second) {
+		t.Fatalf("the agent's home %s never appeared: %s", home, errb.String())
+	}
+}
