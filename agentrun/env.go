@@ -87,14 +87,3 @@ func whitelisted(env []string, name string) bool {
 	}
 	return false
 }
-
-// secretValues are the values of the run's secrets, for the argv check.
-func secretValues(env []string, r config.Run) []string {
-	var out []string
-	for _, s := range r.Secrets {
-		if v, ok := lookup(env, s.Name); ok && v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}

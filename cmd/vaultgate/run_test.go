@@ -397,3 +397,162 @@ func waitFor(t *testing.T, home string, errb *bytes.Buffer) {
 		t.Fatalf("the agent's home %s never appeared: %s", home, errb.String())
 	}
 }
+
+// TestWallRunFaults: when the user, the program, a secret or a layer of
+// the wall is missing, run exits non-zero with the reason and the agent
+// never runs (it would leave a mark in its home).
+func TestWallRunFaults(t *testing.T) {
+	needRoot(t)
+	agentUser(t, runUser)
+	probe := runProbe(t)
+	bin := filepath.Join(bundle(t), "vaultgate")
+	// A copy of the probe outside the system folders: not in the view.
+	hidden := filepath.Join(t.TempDir(), "runprobe")
+	if b, err := os.ReadFile(probe); err != nil || os.WriteFile(hidden, b, 0o755) != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, table string
+		args        []string
+		env         []string
+		why         string
+	}{
+		{"user missing", strings.Replace(runTable, runUser, "vaultgate-no-such-user", 1), nil, nil, `"vaultgate-no-such-user"`},
+		{"no user as root", strings.Replace(runTable, "user = \""+runUser+"\"\n", "", 1), nil, nil, "[run] user is required when vaultgate runs as root"},
+		{"program missing", runTable, []string{"/usr/local/libexec/vaultgate-no-such-agent"}, nil, "can't start /usr/local/libexec/vaultgate-no-such-agent"},
+		{"program not in the view", runTable, []string{hidden}, nil, "exec " + hidden},
+		{"secret unset", runTable, nil, []string{"RUN_TEST_AGENT_KEY="}, "$RUN_TEST_AGENT_KEY is not set"},
+		{"wall can't stand up (no such --cwd)", runTable, []string{"--cwd", "/nonexistent-vg"}, nil, "chdir /nonexistent-vg"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newRunSetup(t, c.table)
+			mark := filepath.Join(s.home, "ran")
+			args := []string{"run", "--config", s.cfg}
+			agent := []string{probe, "touch", mark}
+			switch {
+			case len(c.args) == 1:
+				agent[0] = c.args[0]
+			case len(c.args) > 1:
+				args = append(args, c.args...)
+			}
+			cmd := exec.Command(bin, append(append(args, "--"), agent...)...)
+			cmd.Env = append(launcherEnv(), c.env...)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errorsAs(err, &ee) || ee.ExitCode() != 1 {
+				t.Fatalf("exit %v, want 1: %s", err, out)
+			}
+			if !strings.Contains(string(out), c.why) {
+				t.Errorf("the reason %q is not in: %s", c.why, out)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Errorf("the agent ran")
+			}
+			if _, err := os.Stat(s.audit); err == nil && len(auditLines(t, s.audit)) > 0 {
+				t.Errorf("a failed run wrote audit lines")
+			}
+		})
+	}
+	// And the mark does appear when nothing is missing.
+	s := newRunSetup(t, runTable)
+	cmd := exec.Command(bin, "run", "--config", s.cfg, "--", probe, "touch", filepath.Join(s.home, "ran"))
+	cmd.Env = launcherEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run: %v %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(s.home, "ran")); err != nil {
+		t.Errorf("the agent did not run: %v", err)
+	}
+}
+
+func errorsAs(err error, ee **exec.ExitError) bool {
+	e, ok := err.(*exec.ExitError)
+	*ee = e
+	return ok
+}
+
+// TestWallRunEnds: a signal to run, or run's death, ends the agent and
+// everything it started, even a child in a session of its own.
+func TestWallRunEnds(t *testing.T) {
+	needRoot(t)
+	agentUser(t, runUser)
+	probe := runProbe(t)
+	bin := filepath.Join(bundle(t), "vaultgate")
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			s := newRunSetup(t, runTable)
+			cmd := exec.Command(bin, "run", "--config", s.cfg, "--", probe, "sleep")
+			cmd.Env = launcherEnv()
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if !waitFile(filepath.Join(s.home, "ready"), 30*time.Second) {
+				cmd.Process.Kill()
+				t.Fatalf("the agent never got ready: %s", errb.String())
+			}
+			ns := agentPidNS(t, cmd.Process.Pid)
+			if n := len(inPidNS(ns)); n < 2 {
+				t.Fatalf("%d processes in the agent's pid namespace, want the agent and its child", n)
+			}
+			cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if sig != syscall.SIGKILL && err == nil {
+					t.Errorf("run exited 0 after %v", sig)
+				}
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("run did not end after %v: %s", sig, errb.String())
+			}
+			for end := time.Now().Add(10 * time.Second); len(inPidNS(ns)) > 0 && time.Now().Before(end); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if left := inPidNS(ns); len(left) > 0 {
+				t.Errorf("after %v to run, processes of the agent live on: %v", sig, left)
+				for _, p := range left {
+					syscall.Kill(p, syscall.SIGKILL)
+				}
+			}
+		})
+	}
+}
+
+// agentPidNS is the pid namespace of the launcher's child: the agent.
+func agentPidNS(t *testing.T, launcher int) string {
+	t.Helper()
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", launcher))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, c := range strings.Fields(string(b)) {
+			own, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", launcher))
+			if ns, err := os.Readlink("/proc/" + c + "/ns/pid"); err == nil && ns != own {
+				return ns
+			}
+		}
+	}
+	t.Fatalf("no child of run %d in a pid namespace of its own", launcher)
+	return ""
+}
+
+// inPidNS are the host's processes in pid namespace ns.
+func inPidNS(ns string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && l == ns {
+			if b, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && !strings.Contains(string(b[strings.LastIndexByte(string(b), ')')+1:]), " Z ") {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}

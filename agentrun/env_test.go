@@ -1,0 +1,95 @@
+package agentrun
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vaultgate/vaultgate/config"
+)
+
+// TestEnv is the agent's environment as a table: what [run] env and
+// [[run.secrets]] let through of a launcher's environment full of
+// credentials.
+func TestEnv(t *testing.T) {
+	launcher := []string{
+		"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C", "LC_TIME=en_GB", "TERM=xterm", "TZ=UTC",
+		"DATABASE_URL=postgres://secret", "POSTGRES_PASSWORD=pw", "GH_PAT=ghp", "AWS_SECRET_ACCESS_KEY=aws",
+		"GITHUB_TOKEN=tok", "OPENAI_API_KEY=oai", "LD_PRELOAD=/x.so", "BASH_ENV=/x", "HOME=/root",
+		"VAULTGATE_TOKEN=vt", "EDITOR=vi", "MY_KEY=agentkey", "SSH_AUTH_SOCK=/s", "PATH=/second",
+	}
+	set := map[string]string{"HOME": "/agent", "USER": "agent"}
+	cases := []struct {
+		env     []string
+		secrets []config.RunSecret
+		want    []string
+	}{
+		{config.DefaultRunEnv, nil, []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C", "LC_TIME=en_GB", "TERM=xterm", "TZ=UTC", "HOME=/agent", "USER=agent"}},
+		// A glob never lets a credential through, nor what changes how programs start.
+		{[]string{"*"}, nil, []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C", "LC_TIME=en_GB", "TERM=xterm", "TZ=UTC", "EDITOR=vi", "HOME=/agent", "USER=agent"}},
+		{[]string{"E*", "*_KEY", "GH_*"}, nil, []string{"EDITOR=vi", "HOME=/agent", "USER=agent"}},
+		// A secret is the one way, under the name it is given.
+		{[]string{"PATH"}, []config.RunSecret{{Name: "ANTHROPIC_API_KEY", FromEnv: "MY_KEY"}}, []string{"PATH=/usr/bin:/bin", "ANTHROPIC_API_KEY=agentkey", "HOME=/agent", "USER=agent"}},
+		// HOME of the launcher never passes; run's own wins.
+		{[]string{"HOME", "PATH"}, nil, []string{"PATH=/usr/bin:/bin", "HOME=/agent", "USER=agent"}},
+	}
+	for _, c := range cases {
+		got, err := Env(config.Run{Env: c.env, Secrets: c.secrets}, launcher, set)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("env %v secrets %v:\n got  %v %v\n want %v", c.env, c.secrets, got, err, c.want)
+		}
+	}
+	if _, err := Env(config.Run{Secrets: []config.RunSecret{{Name: "K", FromEnv: "UNSET_ONE"}}}, launcher, set); err == nil || !strings.Contains(err.Error(), "$UNSET_ONE is not set") {
+		t.Errorf("a secret whose variable is unset: %v", err)
+	}
+}
+
+// TestClaudeArgs: run --claude's flags come right after the program, so
+// the person's arguments can't take them as values, and hold no secret.
+func TestClaudeArgs(t *testing.T) {
+	got := claudeArgs([]string{"claude", "-p", "hello"}, "/r/mcp.json", "/r/s.json")
+	want := []string{"claude", "--mcp-config", "/r/mcp.json", "--strict-mcp-config", "--settings", "/r/s.json", "--permission-mode", "bypassPermissions", "-p", "hello"}
+	if !slices.Equal(got, want) {
+		t.Errorf("args %v", got)
+	}
+	b, err := claudeSettings("/opt/vault gate/vaultgate", "ru", "vault")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Hooks struct {
+			PreToolUse []struct {
+				Matcher string
+				Hooks   []struct{ Type, Command string }
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &s); err != nil || len(s.Hooks.PreToolUse) != 1 {
+		t.Fatalf("settings %s: %v", b, err)
+	}
+	h := s.Hooks.PreToolUse[0]
+	for _, tool := range []string{"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep", "Bash"} {
+		if !slices.Contains(strings.Split(h.Matcher, "|"), tool) {
+			t.Errorf("matcher %q lacks %s", h.Matcher, tool)
+		}
+	}
+	if len(h.Hooks) != 1 || h.Hooks[0].Command != "'/opt/vault gate/vaultgate' connect "+HookArg+" --lang ru --server vault || exit 2" {
+		t.Errorf("hook %+v", h.Hooks)
+	}
+	m, _ := mcpConfig("vault", "/usr/bin/vaultgate", "/r/sock", "/r/token")
+	var mc struct {
+		MCPServers map[string]struct {
+			Type, Command string
+			Args          []string
+			Env           map[string]string
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(m, &mc); err != nil {
+		t.Fatal(err)
+	}
+	v := mc.MCPServers["vault"]
+	if v.Type != "stdio" || v.Command != "/usr/bin/vaultgate" || !slices.Equal(v.Args, []string{"connect"}) || v.Env[SocketEnv] != "/r/sock" || v.Env[TokenFileEnv] != "/r/token" {
+		t.Errorf("mcp config %s", m)
+	}
+}
