@@ -12,8 +12,14 @@ import (
 // Shell builtins that change what the analysis knows (the working directory,
 // variables, functions, options) and the ones that run nested scripts.
 
+// runCd follows cd as bash runs it. cd -P DIR goes where the kernel's
+// lookup of DIR leads. Plain cd (-L) first takes DIR against $PWD as text
+// (notes/link/.. is notes), goes where that path leads, and keeps the text
+// as $PWD; if that fails, bash tries DIR as the kernel reads it. When the
+// two differ, the analysis can't tell which one bash took.
 func runCd(a *analyzer, st *state, c *cmdCall) {
 	args := c.args
+	physical := false
 	for len(args) > 0 {
 		s, ok := args[0].lit()
 		if !ok || !strings.HasPrefix(s, "-") || s == "-" {
@@ -23,25 +29,63 @@ func runCd(a *analyzer, st *state, c *cmdCall) {
 		if s == "--" {
 			break
 		}
+		for _, ch := range s[1:] {
+			switch ch {
+			case 'P':
+				physical = true
+			case 'L':
+				physical = false
+			}
+		}
 	}
+	lost := func() { st.cwdKnown, st.pwd = false, "" }
 	if len(args) == 0 {
-		st.cwdKnown = false // $HOME
+		lost() // $HOME
 		return
 	}
 	s, ok := args[0].lit()
-	if !ok || s == "-" || strings.HasPrefix(s, "+") {
-		st.cwdKnown = false
+	if !ok || s == "-" || strings.HasPrefix(s, "+") || s == "" {
+		lost()
 		return
 	}
 	if !filepath.IsAbs(s) && !st.cwdKnown {
 		return
 	}
-	r := a.resolve(st, args[0], true)
-	if r.unknown || r.none {
-		st.cwdKnown = false
+	// What the kernel makes of DIR, from the real working directory.
+	raw := s
+	if !filepath.IsAbs(s) {
+		raw = st.cwd + "/" + s
+	}
+	kernel := a.resolveAbs(st, raw, true)
+	if kernel.unknown || kernel.none {
+		lost()
 		return
 	}
-	st.cwd, st.cwdKnown = r.abs, true
+	if physical {
+		st.cwd, st.cwdKnown, st.pwd = kernel.abs, true, kernel.abs
+		return
+	}
+	logical := s
+	if !filepath.IsAbs(s) {
+		if st.pwd == "" {
+			if hasDotDot(s) {
+				lost() // climbs from a $PWD the analysis does not know
+				return
+			}
+			// $PWD names the working directory, so $PWD/DIR leads where
+			// DIR does; only the text of the new $PWD is unknown.
+			st.cwd, st.cwdKnown = kernel.abs, true
+			return
+		}
+		logical = st.pwd + "/" + s
+	}
+	logical = filepath.Clean(logical)
+	text := a.resolveAbs(st, logical, true)
+	if text.unknown || text.none || text.abs != kernel.abs {
+		lost()
+		return
+	}
+	st.cwd, st.cwdKnown, st.pwd = text.abs, true, logical
 }
 
 func runSet(a *analyzer, st *state, c *cmdCall) {

@@ -46,6 +46,8 @@ func sampleVault(t testing.TB) string {
 		"notes/planlink": "../мета/план.md", // a file link
 		"fd/3":           "/proc/self/fd/3", // whatever the command binds to 3
 		"fd/out":         "/dev/stdout",
+		"notes/up":       ".",               // notes/up/.. is the vault, notes/up/../.. outside it
+		"мета/бобер/o":   "../../.obsidian", // a write zone's link into a protected folder
 	} {
 		if err := os.Symlink(target, filepath.Join(vault, link)); err != nil {
 			t.Fatal(err)
@@ -54,45 +56,9 @@ func sampleVault(t testing.TB) string {
 	return vault
 }
 
-// resolveOnDisk resolves the symlinks of the longest existing prefix, as
-// Options.Resolve asks: it stops at a link into /proc or /dev (whose meaning
-// is the running command's descriptors, not this process's).
-func resolveOnDisk(abs string) string {
-	parts := strings.Split(strings.TrimPrefix(filepath.Clean(abs), "/"), "/")
-	cur := "/"
-	for hops, i := 0, 0; i < len(parts); i++ {
-		if parts[i] == "" {
-			continue
-		}
-		next := filepath.Join(cur, parts[i])
-		fi, err := os.Lstat(next)
-		if err != nil {
-			return filepath.Join(append([]string{next}, parts[i+1:]...)...)
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		target, err := os.Readlink(next)
-		if err != nil || hops > 40 {
-			return filepath.Join(append([]string{next}, parts[i+1:]...)...)
-		}
-		hops++
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(cur, target)
-		}
-		target = filepath.Clean(target)
-		if strings.HasPrefix(target, "/proc/") || strings.HasPrefix(target, "/dev/") {
-			return filepath.Join(append([]string{target}, parts[i+1:]...)...)
-		}
-		parts = append(strings.Split(strings.TrimPrefix(target, "/"), "/"), parts[i+1:]...)
-		cur, i = "/", -1
-	}
-	return cur
-}
-
+// corpusOptions analyses against the real disk, as the bash tool does.
 func corpusOptions(vault string) Options {
-	return Options{Vault: vault, Resolve: resolveOnDisk}
+	return Options{Vault: vault}
 }
 
 // render prints an analysis in the corpus's form: decision, then effects.

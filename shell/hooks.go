@@ -413,6 +413,7 @@ func tarModes(a *analyzer, st *state, inv *invocation) bool {
 		r := a.resolve(st, dir, true)
 		a.emitResolved(r, zones.OpModify, "tar", pathOpts{subtree: true})
 		a.emitResolved(r, zones.OpDelete, "tar", pathOpts{subtree: true})
+		a.intoTree(st, r, "tar", zones.OpModify, zones.OpDelete)
 		a.taintResolved(st, r, false)
 	case has(opts, "t", "list", "d", "diff", "compare"):
 		a.emitPaths(st, archive, zones.OpRead, "tar", pathOpts{follow: true})
@@ -435,7 +436,7 @@ func (a *analyzer) tarMembers(st *state, dir field, ops []field) {
 	for _, m := range ops {
 		f := m
 		if s, ok := m.lit(); ok && !filepath.IsAbs(s) && !dir.unknown {
-			f = field{s: filepath.Join(dir.s, s), meta: -1}
+			f = field{s: dir.s + "/" + s, meta: -1} // not cleaned: a ".." in it comes after dir's links
 		} else if !m.unknown && !filepath.IsAbs(m.s) && dir.unknown {
 			f = field{meta: -1, unknown: true}
 		}
@@ -586,7 +587,7 @@ func (a *analyzer) findExec(st *state, c *cmdCall, cmd []field, starts []field, 
 	for _, s := range starts {
 		inner := st.clone()
 		if inDir {
-			inner.cwdKnown = false
+			inner.cwdKnown, inner.pwd = false, ""
 		}
 		args := make([]field, 0, len(cmd)-1)
 		for _, f := range cmd[1:] {

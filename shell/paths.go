@@ -13,16 +13,17 @@ import (
 // names, and what the analysis knows of the file system as the command itself
 // changes it.
 //
-// A field is resolved against the working directory, then through the
-// symlinks this command made (fsState.links), then through Options.Resolve
-// (the links on disk). Device and descriptor paths (/dev/null, /dev/fd/N,
-// /proc/self/fd/N) are looked up in the descriptor table. A path under a name
-// whose contents the analysis lost track of (fsState.taint: a moved folder, a
-// link to an unknown target, an extracted archive) is unknown. Every lookup
-// is lexical plus those two link tables: ".." is cleaned before links are
-// followed (resolve), where the kernel would follow a link first and take
-// ".." from its target; resolve and resolveAbs are the one place to change
-// that.
+// A field is resolved against the working directory (the physical one, as
+// the kernel knows it), then walked as the kernel walks a path
+// (resolveAbs): component by component from the root, each symlink — one
+// this command made (fsState.links) or one on disk (Options.Stat and
+// Options.Readlink) — replaced by its target before the components after
+// it, so a ".." after a link is taken from the link's target. Device and
+// descriptor paths (/dev/null, /dev/fd/N, /proc/self/fd/N) are looked up in
+// the descriptor table as they are met. A path under a name whose contents
+// the analysis lost track of (fsState.taint: a moved folder, a link to an
+// unknown target, an extracted archive) is unknown, and so is one whose
+// link can't be read or loops.
 //
 // The effect helpers (pathEffect, emitPaths, emitResolved) are the only way
 // the commands emit a path effect, so what they say about links, globs and
@@ -153,6 +154,11 @@ func (a *analyzer) resolve(st *state, f field, follow bool) resolved {
 	s := f.s
 	sub := false
 	if f.meta >= 0 {
+		if hasDotDot(s[f.meta:]) {
+			// notes/*/..: each match's ".." leads out of wherever that
+			// match's link leads, not back to notes.
+			return resolved{unknown: true}
+		}
 		s = s[:f.meta]
 		if i := strings.LastIndexByte(s, '/'); i >= 0 {
 			s = s[:i+1]
@@ -174,69 +180,143 @@ func (a *analyzer) resolve(st *state, f field, follow bool) resolved {
 		if !st.cwdKnown {
 			return resolved{unknown: true}
 		}
-		s = filepath.Join(st.cwd, s)
+		s = st.cwd + "/" + s
 	}
-	p := filepath.Clean(s)
-	r := a.resolveAbs(st, p, follow)
+	r := a.resolveAbs(st, s, follow)
 	if sub && !r.unknown && !r.none {
 		r.subtree = true
 	}
 	return r
 }
 
+// maxLinkHops bounds the links one lookup follows, as the kernel's ELOOP
+// does; past it the path is unknown (the kernel would fail the call).
+const maxLinkHops = 40
+
+// resolveAbs walks an absolute path as the kernel's lookup does, one
+// component at a time from the root: a symlink (one on disk, or one this
+// command made) is replaced by its target before the components after it,
+// so a ".." after a link climbs out of the link's target, not out of the
+// folder that holds the link. p need not be clean. follow says whether a
+// final symlink is followed too.
 func (a *analyzer) resolveAbs(st *state, p string, follow bool) resolved {
-	resolvedOnce := ""
-	for range 16 {
-		if r, ok := a.special(st, p); ok {
-			return r
-		}
-		// Links this command made: a path through one is where it leads.
-		if l, target, ok := longestLink(st.links, p, follow); ok {
-			p = filepath.Clean(target + strings.TrimPrefix(p, l))
+	rest := splitPath(p)
+	cur := "/"
+	hops := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
 			continue
 		}
+		next := filepath.Join(cur, c)
+		last := onlyDots(rest)
+		if isFdDir(next) && !last {
+			// /dev/fd/N: the command's descriptor, not this process's.
+			n := rest[0]
+			rest = rest[1:]
+			next, last = next+"/"+n, onlyDots(rest)
+		}
+		if r, ok := a.special(st, next, last); ok {
+			if last {
+				return r
+			}
+			if r.unknown || r.none || r.abs == "" {
+				return resolved{unknown: true}
+			}
+			cur = r.abs // a descriptor bound to a folder: what lies in it
+			continue
+		}
+		if next == "/proc/self" || next == "/proc/thread-self" {
+			cur = next // the command's own process, not this one
+			continue
+		}
+		// A final link is followed when the op follows, or when a "/"
+		// or "/." comes after it, as the kernel does.
+		through := !last || follow || len(rest) > 0
 		for t, self := range st.taint {
-			if strings.HasPrefix(p, t+"/") || self && p == t && follow {
+			if next == t && (!last || self && through) || strings.HasPrefix(next, t+"/") {
 				return resolved{unknown: true}
 			}
 		}
-		if a.opts.Resolve == nil || p == resolvedOnce {
+		if !through {
+			cur = next
 			break
 		}
-		q := p
-		if follow {
-			q = a.opts.Resolve(p)
-		} else if dir := filepath.Dir(p); dir != p {
-			q = filepath.Join(a.opts.Resolve(dir), filepath.Base(p))
+		target, isLink := st.links[next]
+		if !isLink {
+			if !a.opts.Stat(next).Link {
+				cur = next
+				continue
+			}
+			var ok bool
+			if target, ok = a.readLink(next); !ok {
+				return resolved{unknown: true}
+			}
 		}
-		if !filepath.IsAbs(q) || strings.Contains(q, ":[") || strings.HasPrefix(q, "anon_inode:") {
-			// A link through /proc/self/fd resolved in the analysing process
-			// says nothing about the command's descriptors.
-			return resolved{unknown: true}
+		if hops++; hops > maxLinkHops {
+			return resolved{unknown: true} // ELOOP
 		}
-		q = filepath.Clean(q)
-		resolvedOnce = q
-		if q == p {
-			break
+		if filepath.IsAbs(target) {
+			cur = "/"
 		}
-		p = q
+		rest = append(splitPath(target), rest...)
 	}
-	return resolved{abs: p}
+	return resolved{abs: cur}
 }
 
-func longestLink(links map[string]string, p string, follow bool) (string, string, bool) {
-	best, target := "", ""
-	for l, t := range links {
-		if (p == l && follow || strings.HasPrefix(p, l+"/")) && len(l) > len(best) {
-			best, target = l, t
-		}
+// readLink reads the target of the symlink at abs (a path whose folders
+// are real). A target that only means something to one process (a
+// descriptor's "pipe:[12]", a link inside /proc/PID) can't be fixed here.
+func (a *analyzer) readLink(abs string) (string, bool) {
+	if strings.HasPrefix(abs, "/proc/") && strings.Count(abs, "/") > 2 {
+		return "", false
 	}
-	return best, target, best != ""
+	t, ok := a.opts.Readlink(abs)
+	if !ok || t == "" || strings.Contains(t, ":[") || strings.HasPrefix(t, "anon_inode:") {
+		return "", false
+	}
+	return t, true
 }
 
-// special handles device and descriptor paths.
-func (a *analyzer) special(st *state, p string) (resolved, bool) {
+func splitPath(p string) []string { return strings.Split(p, "/") }
+
+// hasDotDot reports whether a path (or part of one) has a ".." component.
+func hasDotDot(p string) bool {
+	for _, c := range splitPath(p) {
+		if c == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyDots reports whether the components left name nothing further (a
+// trailing "/" or "/.").
+func onlyDots(rest []string) bool {
+	for _, c := range rest {
+		if c != "" && c != "." {
+			return false
+		}
+	}
+	return true
+}
+
+func isFdDir(p string) bool {
+	return p == "/dev/fd" || p == "/proc/self/fd" || p == "/proc/thread-self/fd"
+}
+
+// special handles device and descriptor paths, met as the component p of
+// a lookup (last: nothing follows it).
+func (a *analyzer) special(st *state, p string, last bool) (resolved, bool) {
 	if noFileDevices[p] {
+		if !last {
+			return resolved{unknown: true}, true
+		}
 		return resolved{none: true}, true
 	}
 	fd := -1
@@ -260,7 +340,7 @@ func (a *analyzer) special(st *state, p string) (resolved, bool) {
 		}
 		if pid == "self" || pid == "thread-self" || isNumber(pid) {
 			// cwd, root, fd, map_files… of a process alias arbitrary files.
-			if tail == "" || strings.HasPrefix(tail, "cwd") || strings.HasPrefix(tail, "root") ||
+			if tail == "" && last || strings.HasPrefix(tail, "cwd") || strings.HasPrefix(tail, "root") ||
 				strings.HasPrefix(tail, "fd") || strings.HasPrefix(tail, "map_files") || strings.HasPrefix(tail, "exe") ||
 				strings.HasPrefix(tail, "task") {
 				return resolved{unknown: true}, true

@@ -23,18 +23,14 @@ const DefaultMaxDepth = 5
 type Options struct {
 	Vault string // absolute, cleaned vault root
 	Cwd   string // absolute working directory the command starts in (default Vault)
-	// Resolve returns the real absolute path of an absolute cleaned path,
-	// resolving the symlinks that exist on disk (the existing prefix; the rest
-	// appended). nil = no resolution. It should stop at a link into /proc/*/fd,
-	// /proc/*/cwd, /proc/*/root or /dev/fd and return that path with the rest
-	// appended: resolved in the server's process such a link names the
-	// server's descriptor, not the command's. (A result that is not an
-	// absolute path, such as "pipe:[12]", is taken as unknown.)
-	Resolve func(abs string) string
-	// Stat reports what is on disk at an absolute path, without following a
-	// final symlink. It is the only file system access of the analysis besides
-	// Resolve. nil = os.Lstat.
+	// Stat reports what is on disk at an absolute path whose folders hold
+	// no symlink, without following a final one. nil = os.Lstat.
 	Stat func(abs string) FileInfo
+	// Readlink reads the target of the symlink at an absolute path whose
+	// folders hold no symlink (false when it can't). The analysis walks
+	// every path itself, link by link, as the kernel does; Stat, Readlink
+	// and ReadDir are all it reads of the file system. nil = os.Readlink.
+	Readlink func(abs string) (string, bool)
 	// ReadDir lists the names in a folder (nil when it can't). A glob's
 	// matches that are symlinks lead out of its folder, so the analysis
 	// expands globs for the ops that follow links. nil = os.ReadDir.
@@ -61,6 +57,11 @@ func readDir(abs string) []string {
 	return names
 }
 
+func readlink(abs string) (string, bool) {
+	t, err := os.Readlink(abs)
+	return t, err == nil
+}
+
 func lstat(abs string) FileInfo {
 	fi, err := os.Lstat(abs)
 	if err != nil {
@@ -72,7 +73,7 @@ func lstat(abs string) FileInfo {
 // Effect is one thing a command would do to one path.
 type Effect struct {
 	Op       zones.Op
-	Path     string // absolute, cleaned, after cd/variables/created symlinks/Resolve; "" when Unknown
+	Path     string // absolute, cleaned, after cd, variables and every symlink on the way; "" when Unknown
 	Subtree  bool   // the effect covers the whole subtree of Path
 	Unknown  bool   // a dynamic word in a path position: the path can't be known
 	ByRename bool   // the command replaces or removes the name by rename (sed -i, mv)
@@ -263,6 +264,9 @@ func Analyze(command string, opts Options) (an *Analysis, err error) {
 	if opts.ReadDir == nil {
 		opts.ReadDir = readDir
 	}
+	if opts.Readlink == nil {
+		opts.Readlink = readlink
+	}
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = DefaultMaxDepth
 	}
@@ -274,7 +278,7 @@ func Analyze(command string, opts Options) (an *Analysis, err error) {
 	}()
 	// One analysis judges the disk as it is before the command runs, so each
 	// path is looked up once.
-	stat, resolve := opts.Stat, opts.Resolve
+	stat, link := opts.Stat, opts.Readlink
 	stats := map[string]FileInfo{}
 	opts.Stat = func(p string) FileInfo {
 		fi, ok := stats[p]
@@ -294,16 +298,18 @@ func Analyze(command string, opts Options) (an *Analysis, err error) {
 		}
 		return names
 	}
-	if resolve != nil {
-		reals := map[string]string{}
-		opts.Resolve = func(p string) string {
-			r, ok := reals[p]
-			if !ok {
-				r = resolve(p)
-				reals[p] = r
-			}
-			return r
+	type target struct {
+		s  string
+		ok bool
+	}
+	targets := map[string]target{}
+	opts.Readlink = func(p string) (string, bool) {
+		t, ok := targets[p]
+		if !ok {
+			t.s, t.ok = link(p)
+			targets[p] = t
 		}
+		return t.s, t.ok
 	}
 	a := newAnalyzer(opts)
 	st := a.initialState()

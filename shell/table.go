@@ -167,7 +167,7 @@ func init() {
 	// Builtins that change what the analysis knows, and nested scripts.
 	add(stateBuiltin(runTest), "test", "[")
 	add(stateBuiltin(runCd), "cd", "pushd")
-	add(stateBuiltin(func(a *analyzer, st *state, c *cmdCall) { st.cwdKnown = false }), "popd")
+	add(stateBuiltin(func(a *analyzer, st *state, c *cmdCall) { st.cwdKnown, st.pwd = false, "" }), "popd")
 	add(stateBuiltin(runSet), "set")
 	add(stateBuiltin(runRead), "read")
 	add(stateBuiltin(runWait), "wait")

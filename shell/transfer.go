@@ -133,10 +133,24 @@ func copies(a *analyzer, st *state, inv *invocation, rec bool) {
 		for _, e := range a.globEscapes(st, d, dr) {
 			a.emitResolved(e, zones.OpCreate, inv.name, pathOpts{subtree: sub, mode: orCreate})
 		}
-		if !dr.unknown && !dr.none && (sub || nodef && !sr.unknown && !sr.none && a.opts.Stat(filepath.Clean(s.s)).Link) {
+		if sub {
+			a.intoTree(st, dr, inv.name, zones.OpModify)
+		}
+		if !dr.unknown && !dr.none && (sub || nodef && !sr.unknown && !sr.none && a.isLink(st, s)) {
 			st.taint[dr.abs] = st.taint[dr.abs] || nodef && !sub
 		}
 	})
+}
+
+// isLink reports whether the name f gives is a symlink (on disk or made
+// by this command), its final link not followed.
+func (a *analyzer) isLink(st *state, f field) bool {
+	r := a.resolve(st, f, false)
+	if r.unknown || r.none {
+		return false
+	}
+	_, made := st.links[r.abs]
+	return made || a.opts.Stat(r.abs).Link
 }
 
 // installs: each source is read and written at the destination; with
@@ -183,10 +197,12 @@ func links(a *analyzer, st *state, inv *invocation, _ bool) {
 			}
 			t = tr.abs
 		} else if !filepath.IsAbs(t) {
-			t = filepath.Join(filepath.Dir(dr.abs), t)
+			// Kept as written: the walk takes each ".." of it after the
+			// links before it, as the kernel will.
+			t = filepath.Dir(dr.abs) + "/" + t
 		}
 		delete(st.taint, dr.abs)
-		st.links[dr.abs] = filepath.Clean(t)
+		st.links[dr.abs] = t
 	}
 	if len(inv.ops) == 1 && len(inv.values(intoValue)) == 0 {
 		each(inv.ops[0], target(litField("."), inv.ops[0]))
@@ -241,6 +257,9 @@ func syncs(a *analyzer, st *state, inv *invocation, _ bool) {
 	a.emitResolved(r, zones.OpModify, inv.name, pathOpts{subtree: true})
 	if inv.is(mirrors) {
 		a.emitResolved(r, zones.OpDelete, inv.name, pathOpts{subtree: true})
+		a.intoTree(st, r, inv.name, zones.OpModify, zones.OpDelete)
+	} else {
+		a.intoTree(st, r, inv.name, zones.OpModify)
 	}
 	if !inv.is(derefTree) {
 		a.taintResolved(st, r, false)
@@ -259,7 +278,23 @@ func (a *analyzer) unpack(st *state, inv *invocation) {
 	}
 	r := a.resolve(st, dir, true)
 	a.emitResolved(r, zones.OpModify, inv.name, pathOpts{subtree: true})
+	a.intoTree(st, r, inv.name, zones.OpModify)
 	a.taintResolved(st, r, false)
+}
+
+// intoTree judges a folder that a command writes files into (extracts,
+// copies, syncs) with the links already inside it: a member named o/x
+// lands where the link o leads, so each link that leads out of the folder
+// gets the folder's effects on its whole target.
+func (a *analyzer) intoTree(st *state, r resolved, cmd string, ops ...zones.Op) {
+	if r.unknown || r.none {
+		return
+	}
+	for _, e := range a.treeEscapes(st, r.abs) {
+		for _, op := range ops {
+			a.emitResolved(e, op, cmd, pathOpts{subtree: true})
+		}
+	}
 }
 
 // makeDir creates the folder f names; with parents, each missing folder on

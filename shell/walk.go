@@ -47,6 +47,15 @@ type bgJob struct {
 }
 
 func newAnalyzer(opts Options) *analyzer {
+	if opts.Stat == nil {
+		opts.Stat = lstat
+	}
+	if opts.ReadDir == nil {
+		opts.ReadDir = readDir
+	}
+	if opts.Readlink == nil {
+		opts.Readlink = readlink
+	}
 	return &analyzer{opts: opts, seen: map[Effect]int{}, programs: map[string]bool{}, parsed: map[parseKey]parseResult{}, linked: map[string]bool{}}
 }
 
@@ -75,8 +84,12 @@ type fdBind struct {
 
 // state is what the analysis knows at one point of the script.
 type state struct {
+	// cwd is the working directory as the kernel knows it (every link on
+	// the way resolved); pwd is bash's logical one ($PWD, the path cd
+	// took, links kept), which cd without -P climbs from. "" = unknown.
 	cwd        string
 	cwdKnown   bool
+	pwd        string
 	vars       map[string]*value
 	intVars    map[string]bool
 	ifsChanged bool
@@ -92,12 +105,20 @@ type state struct {
 }
 
 func (a *analyzer) initialState() *state {
-	return &state{
-		cwd: a.opts.Cwd, cwdKnown: true,
+	st := &state{
 		vars: map[string]*value{}, intVars: map[string]bool{}, funcs: map[string][]*syntax.Stmt{},
 		fds:     map[int]fdBind{0: {kind: fdNull}, 1: {kind: fdPipe}, 2: {kind: fdPipe}},
 		fsState: newFSState(),
 	}
+	if r := a.resolveAbs(st, a.opts.Cwd, true); !r.unknown && !r.none {
+		st.cwd, st.cwdKnown = r.abs, true
+		if r.abs == a.opts.Cwd {
+			// Else bash's $PWD is the path it was started in, if its
+			// environment says so, or the real one: either.
+			st.pwd = r.abs
+		}
+	}
+	return st
 }
 
 func (s *state) clone() *state {
@@ -122,6 +143,9 @@ func join(x, y *state) *state {
 	out := x.clone()
 	if x.cwdKnown != y.cwdKnown || x.cwd != y.cwd {
 		out.cwdKnown = false
+	}
+	if x.pwd != y.pwd {
+		out.pwd = ""
 	}
 	for k, v := range y.vars {
 		if w, ok := x.vars[k]; !ok || !sameValue(v, w) {
@@ -223,7 +247,7 @@ func joinValue(a, b *value) *value {
 }
 
 func sameState(x, y *state) bool {
-	if x.cwdKnown != y.cwdKnown || x.cwd != y.cwd || x.ifsChanged != y.ifsChanged || x.stdin != y.stdin {
+	if x.cwdKnown != y.cwdKnown || x.cwd != y.cwd || x.pwd != y.pwd || x.ifsChanged != y.ifsChanged || x.stdin != y.stdin {
 		return false
 	}
 	if len(x.vars) != len(y.vars) || len(x.links) != len(y.links) || len(x.taint) != len(y.taint) ||
@@ -529,6 +553,9 @@ func widen(next, prev *state) *state {
 	}
 	if next.cwd != prev.cwd || next.cwdKnown != prev.cwdKnown {
 		out.cwdKnown = false
+	}
+	if next.pwd != prev.pwd {
+		out.pwd = ""
 	}
 	for k, v := range next.fds {
 		if prev.fds[k] != v {

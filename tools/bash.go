@@ -154,7 +154,10 @@ func (s *Set) analyseBash(command, cwd string) (*Plan, error) {
 	if cwd == "" {
 		cwd = s.Vault.Root
 	}
-	an, err := shell.Analyze(command, shell.Options{Vault: s.Vault.Root, Cwd: cwd, Resolve: s.resolveAbs})
+	// The analysis walks each path on the real disk itself, link by link
+	// as the kernel will, so that a ".." after a link is taken where the
+	// link leads.
+	an, err := shell.Analyze(command, shell.Options{Vault: s.Vault.Root, Cwd: cwd})
 	plan := &Plan{Facts: BashCall{}, TellAll: true}
 	var ref *shell.Refusal
 	switch {
@@ -170,21 +173,6 @@ func (s *Set) analyseBash(command, cwd string) (*Plan, error) {
 	}
 	plan.analysis = an
 	return plan, nil
-}
-
-// resolveAbs resolves the symlinks of an absolute path for the analysis:
-// inside the vault as every tool does, outside left as it is (outside paths
-// are judged by absolute zones, and have no zone otherwise).
-func (s *Set) resolveAbs(abs string) string {
-	rel, err := zones.Normalize(s.Vault.Root, abs)
-	if err != nil || rel.Outside() {
-		return abs
-	}
-	real, err := s.Vault.Resolve(rel, true)
-	if err != nil {
-		return abs // a loop: the kernel refuses it too (ELOOP)
-	}
-	return real.Abs(s.Vault.Root)
 }
 
 func (s *Set) bashEffect(e shell.Effect) policy.Effect {

@@ -41,6 +41,7 @@ func corpusTxnVault(t *testing.T) (*Set, string, string) {
 	for link, target := range map[string]string{
 		"notes/link": "../мета", "notes/ext": "../../outside", "write/tonotes": "../notes",
 		"notes/planlink": "../мета/план.md", "notes/fd3": "/proc/self/fd/3", "notes/out": "/dev/stdout",
+		"notes/up": ".", "мета/бобер/o": "../../.obsidian",
 	} {
 		must(os.Symlink(target, filepath.Join(root, link)))
 	}
