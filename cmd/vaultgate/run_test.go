@@ -171,6 +171,7 @@ type probeReport struct {
 	Read           string
 	Delete         string
 	DeleteErr      bool
+	Status         map[string]string
 	Err            []string
 }
 
@@ -221,6 +222,7 @@ func TestWallRunAgentView(t *testing.T) {
 	if len(r.Groups) > 0 && !slices.Equal(r.Groups, []int{gid}) {
 		t.Errorf("supplementary groups %v, want none", r.Groups)
 	}
+	checkPrivileges(t, r)
 	// What it has.
 	env := strings.Join(r.Env, "\n")
 	for k, v := range launcherSecrets {
@@ -555,4 +557,101 @@ func inPidNS(ns string) []int {
 		}
 	}
 	return out
+}
+
+// checkPrivileges: no capability in any set, and no_new_privs.
+func checkPrivileges(t *testing.T, r probeReport) {
+	t.Helper()
+	for _, k := range []string{"CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh"} {
+		if r.Status[k] != "0000000000000000" {
+			t.Errorf("%s = %q, want no capabilities", k, r.Status[k])
+		}
+	}
+	if r.Status["NoNewPrivs"] != "1" {
+		t.Errorf("NoNewPrivs = %q", r.Status["NoNewPrivs"])
+	}
+}
+
+// TestWallRunUserNS: vaultgate not root runs the agent as its own uid in
+// a user namespace: the same uid inside, no capabilities, no_new_privs,
+// the vault and the state folder not there, its way to the vault the
+// run's server.
+func TestWallRunUserNS(t *testing.T) {
+	needRoot(t) // to make the unprivileged user the launcher runs as
+	const name = "vaultgate-test"
+	uid, gid := agentUser(t, name)
+	probe := runProbe(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Fatalf("setpriv (util-linux) is needed to start vaultgate as %s: %v", name, err)
+	}
+	bin := filepath.Join(bundle(t), "vaultgate")
+	for d := filepath.Dir(bin); d != "/"; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+			os.Chmod(d, fi.Mode().Perm()|0o711) // the user must reach the binary
+		}
+	}
+	dir, err := os.MkdirTemp("", "vaultgate-run-userns-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	vault := filepath.Join(dir, "vault")
+	os.MkdirAll(filepath.Join(vault, "notes"), 0o755)
+	os.MkdirAll(filepath.Join(vault, "мета"), 0o755)
+	os.WriteFile(filepath.Join(vault, "notes/a.md"), []byte("a note the agent reads\n"), 0o644)
+	os.WriteFile(filepath.Join(vault, "мета/x.md"), []byte("protected\n"), 0o644)
+	cfg := filepath.Join(dir, "c.toml")
+	home := filepath.Join(dir, "agent-home")
+	os.WriteFile(cfg, []byte("vault = \"vault\"\n[audit]\npath = \"state/audit.jsonl\"\n[zones]\nedit = [\".\"]\nprotected = [\"мета\"]\n[run]\nhome = \"agent-home\"\n"), 0o644)
+	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, uid, gid) })
+
+	cmd := exec.Command(setpriv, "--reuid="+strconv.Itoa(uid), "--regid="+strconv.Itoa(gid), "--clear-groups", "--",
+		bin, "run", "--config", cfg, "--", probe, "probe", vault, cfg, filepath.Join(dir, "state"))
+	cmd.Env = append(launcherEnv(), "HOME="+dir)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, home, &errb)
+	os.WriteFile(filepath.Join(home, "launcher.pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+	waitFile(filepath.Join(home, "mid"), 30*time.Second)
+	os.WriteFile(filepath.Join(home, "scanned"), nil, 0o644)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("vaultgate run as %s: %v\n%s\n%s", name, err, out.String(), errb.String())
+	}
+	var r probeReport
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("the probe's report: %v\n%s\n%s", err, out.String(), errb.String())
+	}
+	if len(r.Err) > 0 {
+		t.Errorf("the probe failed: %v", r.Err)
+	}
+	if r.UID != uid || r.EUID != uid || r.GID != gid || len(r.Groups) > 0 {
+		t.Errorf("uid %d euid %d gid %d groups %v, want the launcher's %d %d and no groups", r.UID, r.EUID, r.GID, r.Groups, uid, gid)
+	}
+	checkPrivileges(t, r)
+	for p, got := range r.Reads {
+		if !strings.Contains(got, "no such file") {
+			t.Errorf("the agent could see %s: %s", p, got)
+		}
+	}
+	for k := range launcherSecrets {
+		if slices.ContainsFunc(r.Env, func(e string) bool { return strings.HasPrefix(e, k+"=") }) {
+			t.Errorf("the launcher's %s reached the agent", k)
+		}
+	}
+	if !strings.Contains(r.Kill, "no such process") || !strings.Contains(r.Ptrace, "no such process") {
+		t.Errorf("signal / ptrace vaultgate: %q %q", r.Kill, r.Ptrace)
+	}
+	if r.Read != "a note the agent reads\n" || !r.DeleteErr || !strings.Contains(r.Delete, "protected") {
+		t.Errorf("read %q, delete %v %q", r.Read, r.DeleteErr, r.Delete)
+	}
+	for _, l := range auditLines(t, filepath.Join(dir, "state", "audit.jsonl")) {
+		if l.Via != "run" || l.Run == "" {
+			t.Errorf("audit line %+v", l)
+		}
+	}
 }

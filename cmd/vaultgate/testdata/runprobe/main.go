@@ -41,6 +41,7 @@ type report struct {
 	Read           string
 	Delete         string
 	DeleteErr      bool
+	Status         map[string]string // CapEff, CapPrm, CapBnd, CapAmb, NoNewPrivs of /proc/self/status
 	Err            []string
 }
 
@@ -64,7 +65,7 @@ func main() {
 }
 
 func probe(paths []string) *report {
-	r := &report{Reads: map[string]string{}, Writes: map[string]string{}}
+	r := &report{Reads: map[string]string{}, Writes: map[string]string{}, Status: map[string]string{}}
 	fail := func(f string, a ...any) { r.Err = append(r.Err, fmt.Sprintf(f, a...)) }
 	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
 		for _, e := range ents {
@@ -72,6 +73,15 @@ func probe(paths []string) *report {
 		}
 	}
 	r.UID, r.EUID, r.GID = os.Getuid(), os.Geteuid(), os.Getgid()
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(l, ":")
+			switch k {
+			case "CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh", "NoNewPrivs":
+				r.Status[k] = strings.TrimSpace(v)
+			}
+		}
+	}
 	r.Groups, _ = os.Getgroups()
 	r.Env = os.Environ()
 	r.Cwd, _ = os.Getwd()
