@@ -655,3 +655,46 @@ func TestWallRunUserNS(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectRefusesBuiltins: run --claude's hook refuses Claude Code's
+// file built-ins with the vault's tool to use instead, in the agent's
+// language, and has no opinion on the rest.
+func TestConnectRefusesBuiltins(t *testing.T) {
+	bin := binary(t)
+	hook := func(tool, lang string) (string, int) {
+		cmd := exec.Command(bin, "connect", "--refuse-builtins", "--lang", lang, "--server", "vault")
+		cmd.Stdin = strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":{"file_path":"/x"}}`)
+		out, err := cmd.Output()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return string(out), code
+	}
+	for tool, instead := range map[string]string{"Write": "mcp__vault__write", "Read": "mcp__vault__read", "Bash": "mcp__vault__bash", "Grep": "mcp__vault__search", "Monitor": "mcp__vault__*"} {
+		out, code := hook(tool, "en")
+		var o struct {
+			HookSpecificOutput struct{ HookEventName, PermissionDecision, PermissionDecisionReason string }
+		}
+		if err := json.Unmarshal([]byte(out), &o); err != nil || code != 0 {
+			t.Fatalf("%s: %v %d %q", tool, err, code, out)
+		}
+		h := o.HookSpecificOutput
+		if h.HookEventName != "PreToolUse" || h.PermissionDecision != "deny" || !strings.Contains(h.PermissionDecisionReason, "Use "+instead) {
+			t.Errorf("%s: %+v", tool, h)
+		}
+	}
+	if out, _ := hook("Write", "ru"); !strings.Contains(out, "Используйте mcp__vault__write") {
+		t.Errorf("ru: %s", out)
+	}
+	for _, tool := range []string{"mcp__vault__write", "TodoWrite", "Task", "WebFetch"} {
+		if out, code := hook(tool, "en"); out != "" || code != 0 {
+			t.Errorf("%s: %q %d, want no opinion", tool, out, code)
+		}
+	}
+	cmd := exec.Command(bin, "connect", "--refuse-builtins")
+	cmd.Stdin = strings.NewReader("not json")
+	if err := cmd.Run(); err == nil || err.(*exec.ExitError).ExitCode() != 2 {
+		t.Errorf("unreadable input: %v, want exit 2 (blocks the call)", err)
+	}
+}
