@@ -93,6 +93,15 @@ func (m BashDynamic) Text(l Lang) string {
 		fmt.Sprintf(`bash: команду, имя которой известно только при выполнении (%q), нельзя проверить, поэтому она запрещена. Напишите имя команды явно.`, m.Command))
 }
 
+// BashNoCwd is a hook's Bash call whose input does not say where it runs.
+type BashNoCwd struct{}
+
+func (m BashNoCwd) Text(l Lang) string {
+	return l.pick(
+		`bash: the hook's input has no absolute "cwd", so where the command would run is unknown and its relative paths can't be checked; it is refused.`,
+		`bash: во входных данных хука нет абсолютного «cwd», поэтому неизвестно, где выполнится команда, и её относительные пути нельзя проверить; она запрещена.`)
+}
+
 // BashPrivilege is a command that would run with other privileges.
 type BashPrivilege struct {
 	Command string

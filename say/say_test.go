@@ -53,6 +53,7 @@ var samples = []Message{
 	BashParse{Problem: "1:5: unclosed quote"},
 	BashDynamic{Command: "$cmd"},
 	BashPrivilege{Command: "sudo"},
+	BashNoCwd{},
 	BashAnalysisFailed{Problem: "walker bug"},
 	BashTooLarge{MaxKiB: 64},
 	BashTooDeep{Detail: "bash -c"},

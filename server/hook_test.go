@@ -395,3 +395,17 @@ func TestHookPostToolUse(t *testing.T) {
 		t.Errorf("verify: %+v %v", r, err)
 	}
 }
+
+// A Bash call whose input names no working directory is refused: taking the
+// vault root for it would judge every relative path from the wrong folder.
+func TestHookBashWithoutCwd(t *testing.T) {
+	g, p, v, _ := hookGate(t, "")
+	for _, cwd := range []string{"", "notes"} {
+		if got := hookCall(t, g, p, "sess-1", cwd, "Bash", map[string]any{"command": "cat ideas.md"}); !strings.Contains(got, `no absolute "cwd"`) {
+			t.Errorf("cwd %q: %q, want a deny for the missing cwd", cwd, got)
+		}
+	}
+	if got := hookCall(t, g, p, "sess-1", filepath.Join(v, "notes"), "Bash", map[string]any{"command": "cat ideas.md"}); got != "" {
+		t.Errorf("with a cwd: denied: %s", got)
+	}
+}

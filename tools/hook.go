@@ -20,7 +20,7 @@ type HookCall struct {
 	// of what vaultgate records about it.
 	After bool
 	// Cwd is the session's working directory: relative paths and Bash
-	// start there; "" is the vault root.
+	// start there; "" is the vault root for paths, and refuses a Bash call.
 	Cwd string
 	// ServerName is [hook] server_name: mcp__<ServerName>__* are the vault
 	// server's own tools.
@@ -259,6 +259,11 @@ func hookFind(s *Set, a args) (*Plan, error) {
 // Confined, and programs of unknown effect are always denied, whatever the
 // wall setting says.
 func hookBash(s *Set, a args) (*Plan, error) {
+	if !path.IsAbs(s.Hook.Cwd) {
+		// Not the vault root: relative paths judged from the wrong folder
+		// are judged wrong.
+		return ranByClaudeCode(&Plan{Facts: BashCall{Refusal: &policy.Deny{Rule: "bash", Reason: s.say(say.BashNoCwd{})}}, TellAll: true}), nil
+	}
 	p, err := s.analyseBash(a.str("command"), s.Hook.Cwd)
 	if err != nil {
 		return nil, err
