@@ -51,6 +51,7 @@ type Server struct {
 	digest [sha256.Size]byte
 	static http.Handler
 	mux    *http.ServeMux
+	ix     *index
 }
 
 // New returns the panel for opt.Log. It fails without a usable token: the
@@ -75,10 +76,18 @@ func New(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opt: opt, digest: sha256.Sum256([]byte(opt.Token)), static: http.FileServerFS(sub)}
+	s := &Server{opt: opt, digest: sha256.Sum256([]byte(opt.Token)), static: http.FileServerFS(sub), ix: newIndex(opt.Log)}
+	// Build the index now, so the first page need not wait for all of it;
+	// a request before it is done waits for the rest.
+	s.ix.mu.Lock() // taken here, so that every request comes after the build
+	go func() {
+		defer s.ix.mu.Unlock()
+		s.ix.refresh()
+	}()
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /api/records", s.authed(s.records))
 	s.mux.HandleFunc("GET /api/stats", s.authed(s.stats))
+	s.mux.HandleFunc("GET /api/day", s.authed(s.day))
 	s.mux.HandleFunc("GET /api/events", s.authed(s.events))
 	s.mux.HandleFunc("GET /api/changes/{id}", s.authed(s.changes))
 	s.mux.HandleFunc("GET /api/", s.authed(func(w http.ResponseWriter, r *http.Request) {

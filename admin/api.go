@@ -1,13 +1,12 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -22,75 +21,98 @@ const (
 	maxBuckets   = 60
 )
 
-// ParseFilter reads the panel's filters from a query: session, tool,
-// decision, path and since, as the CLI's flags of the same names.
-func ParseFilter(q url.Values, now time.Time) (audit.Filter, error) {
-	f := audit.Filter{Session: q.Get("session"), Tool: q.Get("tool"), Decision: q.Get("decision"), Path: q.Get("path")}
-	switch f.Decision {
-	case "", "allow", "deny", "error":
-	default:
-		return audit.Filter{}, fmt.Errorf("decision %q: want allow, deny or error", f.Decision)
-	}
-	since, err := audit.ParseSince(q.Get("since"), now)
-	if err != nil {
-		return audit.Filter{}, err
-	}
-	f.Since = since
-	return f, nil
-}
-
-// RecordsPage is the answer of /api/records: the latest matching records,
-// newest last, and the seq of the last line of the log, to follow on from.
+// RecordsPage is the answer of /api/records: the matching records, in
+// the log's order (the latest ones, or with order=first the first ones),
+// how many match in all, and the seq of the last line of the log, to
+// follow on from.
 type RecordsPage struct {
-	Records []audit.Record `json:"records"`
-	LastSeq int64          `json:"last_seq"`
+	Records []Row `json:"records"`
+	Matched int   `json:"matched"`
+	LastSeq int64 `json:"last_seq"`
 	// Damaged names the first line that is not a record, if any.
 	Damaged string `json:"damaged,omitempty"`
 }
 
-func (s *Server) records(w http.ResponseWriter, r *http.Request) {
-	f, err := ParseFilter(r.URL.Query(), s.opt.Now())
+// query reads the request's filters and brings the index up to date; on
+// success the caller holds s.ix.mu and must call the returned unlock.
+func (s *Server) query(w http.ResponseWriter, r *http.Request) (*matcher, func(), bool) {
+	q, err := ParseQuery(r.URL.Query(), s.opt.Now())
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, nil, false
 	}
+	s.ix.mu.Lock()
+	if err := s.ix.refresh(); err != nil {
+		s.ix.mu.Unlock()
+		httpError(w, http.StatusInternalServerError, "could not read the audit log")
+		return nil, nil, false
+	}
+	return compile(q), s.ix.mu.Unlock, true
+}
+
+func (s *Server) damaged() string {
+	if s.ix.damaged == nil {
+		return ""
+	}
+	return s.ix.damaged.Error()
+}
+
+func (s *Server) records(w http.ResponseWriter, r *http.Request) {
 	limit := defaultLimit
 	if v := r.URL.Query().Get("limit"); v != "" {
+		var err error
 		if limit, err = strconv.Atoi(v); err != nil || limit < 0 || limit > maxLimit {
 			httpError(w, http.StatusBadRequest, fmt.Sprintf("limit: want 0 to %d", maxLimit))
 			return
 		}
 	}
-	page := RecordsPage{Records: []audit.Record{}}
-	err = audit.Read(s.opt.Log, func(rec audit.Record) error {
-		page.LastSeq = max(page.LastSeq, rec.Seq)
-		if limit > 0 && f.Match(&rec) {
-			if len(page.Records) == limit {
-				page.Records = append(page.Records[:0], page.Records[1:]...)
-			}
-			page.Records = append(page.Records, rec)
-		}
-		return nil
-	})
-	if !s.readOK(w, err, &page.Damaged) {
+	first := false
+	switch r.URL.Query().Get("order") {
+	case "", "latest":
+	case "first":
+		first = true
+	default:
+		httpError(w, http.StatusBadRequest, "order: want latest or first")
 		return
 	}
-	writeJSON(w, page)
-}
-
-// readOK sorts a Read error: a damaged line is reported beside the data,
-// a log not written yet is an empty one, anything else is a failure.
-func (s *Server) readOK(w http.ResponseWriter, err error, damaged *string) bool {
-	var le *audit.LineError
-	switch {
-	case err == nil, errors.Is(err, fs.ErrNotExist):
-		return true
-	case errors.As(err, &le):
-		*damaged = le.Error()
-		return true
+	m, unlock, ok := s.query(w, r)
+	if !ok {
+		return
 	}
-	httpError(w, http.StatusInternalServerError, "could not read the audit log")
-	return false
+	defer unlock()
+	ix := s.ix
+	page := RecordsPage{Records: []Row{}, LastSeq: ix.lastSeq, Damaged: s.damaged()}
+	var picked []int
+	if first {
+		for i := range ix.entries {
+			if e := &ix.entries[i]; ix.match(m, &e.summary, ix.text(e)) {
+				page.Matched++
+				if len(picked) < limit {
+					picked = append(picked, i)
+				}
+			}
+		}
+	} else {
+		for i := len(ix.entries) - 1; i >= 0; i-- {
+			if e := &ix.entries[i]; ix.match(m, &e.summary, ix.text(e)) {
+				page.Matched++
+				if len(picked) < limit {
+					picked = append(picked, i)
+				}
+			}
+		}
+		slices.Reverse(picked)
+	}
+	for _, i := range picked {
+		e := &ix.entries[i]
+		rec, err := ix.record(e)
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, "could not read the audit log")
+			return
+		}
+		page.Records = append(page.Records, rowOf(rec, &e.summary))
+	}
+	writeJSON(w, page)
 }
 
 // Bucket is one stretch of time in the chart.
@@ -114,42 +136,84 @@ var bucketSizes = []time.Duration{
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
-	f, err := ParseFilter(r.URL.Query(), s.opt.Now())
-	if err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
+	m, unlock, ok := s.query(w, r)
+	if !ok {
 		return
 	}
+	defer unlock()
+	ix := s.ix
 	// Count per minute while reading; the chart's buckets are made from
 	// the minutes afterwards, once the span is known.
 	type tally struct{ calls, denies int }
 	minutes := map[int64]*tally{}
-	var page StatsPage
-	page.Stats = audit.Summarise(func(yield func(audit.Record) bool) {
-		err = audit.Read(s.opt.Log, func(rec audit.Record) error {
-			if !f.Match(&rec) {
-				return nil
+	page := StatsPage{Damaged: s.damaged()}
+	st := &page.Stats
+	st.ByDecision, st.ByRule = map[string]int{}, map[string]int{}
+	st.ByTool, st.BySession, st.ByAgent = map[string]*audit.Count{}, map[string]*audit.Count{}, map[string]*audit.Count{}
+	counts := func(by map[string]*audit.Count, id uint32) *audit.Count {
+		k := ix.strs.name(id)
+		c := by[k]
+		if c == nil {
+			c = &audit.Count{}
+			by[k] = c
+		}
+		return c
+	}
+	var first, last int64
+	any := false
+	for i := range ix.entries {
+		e := &ix.entries[i]
+		if !ix.match(m, &e.summary, ix.text(e)) {
+			continue
+		}
+		// The hook's line after Claude Code ran a tool is part of its
+		// call: it counts only when it says the call failed.
+		if e.after && !e.failed {
+			continue
+		}
+		cs := []*audit.Count{&st.Count, counts(st.ByTool, e.tool), counts(st.BySession, e.session), counts(st.ByAgent, e.agent)}
+		for _, c := range cs {
+			if !e.after {
+				c.Calls++
+				switch e.decision {
+				case decDeny:
+					c.Denies++
+				case decError, decOther:
+					c.Errors++
+				}
 			}
-			m := rec.Time.Unix() / 60
-			t := minutes[m]
-			if t == nil {
-				t = &tally{}
-				minutes[m] = t
+			if e.failed {
+				c.Failed++
 			}
-			t.calls++
-			if rec.Decision == "deny" {
-				t.denies++
-			}
-			if !yield(rec) {
-				return errors.New("stopped")
-			}
-			return nil
-		})
-	})
-	if !s.readOK(w, err, &page.Damaged) {
-		return
+		}
+		if e.after {
+			continue
+		}
+		st.ByDecision[decisionName(e.decision)]++
+		if e.decision == decDeny {
+			st.ByRule[cmp.Or(ix.strs.name(e.rule), audit.NoRule)]++
+		}
+		if !any || e.ms < first {
+			first = e.ms
+		}
+		if !any || e.ms > last {
+			last = e.ms
+		}
+		any = true
+		mn := e.ms / 60000
+		t := minutes[mn]
+		if t == nil {
+			t = &tally{}
+			minutes[mn] = t
+		}
+		t.calls++
+		if e.decision == decDeny {
+			t.denies++
+		}
 	}
 	page.Series = []Bucket{}
-	if page.Calls > 0 {
+	if any {
+		page.First, page.Last = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
 		first, last := page.First.Truncate(time.Minute), page.Last
 		size := bucketSizes[len(bucketSizes)-1]
 		for _, b := range bucketSizes {
@@ -164,8 +228,8 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 		for i := range page.Series {
 			page.Series[i].Start = start.Add(time.Duration(i) * size).UTC()
 		}
-		for m, t := range minutes {
-			i := int(time.Unix(m*60, 0).Sub(start) / size)
+		for mn, t := range minutes {
+			i := int(time.Unix(mn*60, 0).Sub(start) / size)
 			if i >= 0 && i < n {
 				page.Series[i].Calls += t.calls
 				page.Series[i].Denies += t.denies
@@ -176,16 +240,27 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, page)
 }
 
+func decisionName(d uint8) string {
+	switch d {
+	case decAllow:
+		return "allow"
+	case decDeny:
+		return "deny"
+	}
+	return "error"
+}
+
 // events streams the matching records appended from seq "from" on (0 or
 // absent: only new ones) as server-sent events: "id" is the seq, "data"
 // the record as JSON. The page reads it with fetch, so that it can send
 // the token as a header.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	f, err := ParseFilter(r.URL.Query(), s.opt.Now())
+	q, err := ParseQuery(r.URL.Query(), s.opt.Now())
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	m := compile(q)
 	var from int64
 	if v := r.URL.Query().Get("from"); v != "" {
 		if from, err = strconv.ParseInt(v, 10, 64); err != nil || from < 0 {
@@ -245,10 +320,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	audit.Follow(ctx, s.opt.Log, from, func(rec audit.Record) error {
-		if !f.Match(&rec) {
+		row, ok := s.ix.matchRecord(m, rec)
+		if !ok {
 			return nil
 		}
-		b, err := json.Marshal(rec)
+		b, err := json.Marshal(row)
 		if err != nil {
 			return err
 		}

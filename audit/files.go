@@ -245,3 +245,9 @@ func linesBackward(r io.ReaderAt, size int64, chunk int64, fn func([]byte) bool)
 	}
 	return nil
 }
+
+// Files returns the files of the log at path in the chain's order: the
+// rotated ones oldest first, then the current one when it exists. A
+// rotated file keeps its name; only the current one is renamed, to the
+// next number.
+func Files(path string) ([]string, error) { return chainFiles(path) }

@@ -9,8 +9,8 @@ import (
 // Filter selects records; an empty field matches everything.
 type Filter struct {
 	Session  string
-	Tool     string
-	Decision string // allow | deny | error
+	Tool     string // matched regardless of case: bash matches the hook's Bash
+	Decision string // allow | deny | error, or failed: allowed, then failed
 	// Path matches a record when any effect path, or any path argument
 	// (path, source, destination, file_path, notebook_path, …), contains
 	// it: "мета" matches "мета/x.md" and everything under it. It is a
@@ -24,10 +24,14 @@ func (f Filter) Match(r *Record) bool {
 	if f.Session != "" && r.Session != f.Session {
 		return false
 	}
-	if f.Tool != "" && r.Tool != f.Tool {
+	if f.Tool != "" && !strings.EqualFold(r.Tool, f.Tool) {
 		return false
 	}
-	if f.Decision != "" && r.Decision != f.Decision {
+	if f.Decision == "failed" {
+		if !r.Failed() {
+			return false
+		}
+	} else if f.Decision != "" && r.Decision != f.Decision {
 		return false
 	}
 	if !f.Since.IsZero() && r.Time.Before(f.Since) {

@@ -19,6 +19,7 @@ func TestParseSince(t *testing.T) {
 		{in: "90m", want: now.Add(-90 * time.Minute)},
 		{in: "1h", want: now.Add(-time.Hour)},
 		{in: "2d", want: now.Add(-48 * time.Hour)},
+		{in: "today", want: time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC)},
 		{in: "-1h", bad: true},
 		{in: "1.5d", bad: true},
 		{in: "d", bad: true},

@@ -54,17 +54,17 @@ type filterFlags struct {
 
 func (f *filterFlags) flags(fs *flag.FlagSet) {
 	fs.StringVar(&f.session, "session", "", "only calls of this session id")
-	fs.StringVar(&f.tool, "tool", "", "only calls of this tool")
-	fs.StringVar(&f.decision, "decision", "", "only calls with this decision: allow, deny or error")
+	fs.StringVar(&f.tool, "tool", "", "only calls of this tool, in any case (bash matches the hook's Bash)")
+	fs.StringVar(&f.decision, "decision", "", "only calls with this decision: allow, deny or error; or failed (allowed, then failed)")
 	fs.StringVar(&f.path, "path", "", "only calls whose effect or path argument contains this")
-	fs.StringVar(&f.since, "since", "", "only calls since: an RFC 3339 time, a date, or a duration back (1h, 2d)")
+	fs.StringVar(&f.since, "since", "", "only calls since: an RFC 3339 time, a date, today, or a duration back (1h, 2d)")
 }
 
 func (f *filterFlags) filter(now time.Time) (audit.Filter, error) {
 	switch f.decision {
-	case "", "allow", "deny", "error":
+	case "", "allow", "deny", "error", "failed":
 	default:
-		return audit.Filter{}, fmt.Errorf("--decision %q: want allow, deny or error", f.decision)
+		return audit.Filter{}, fmt.Errorf("--decision %q: want allow, deny, error or failed", f.decision)
 	}
 	since, err := audit.ParseSince(f.since, now)
 	if err != nil {
