@@ -339,10 +339,6 @@ func TestPanelInChromium(t *testing.T) {
 	}
 	waitJS("refused", `document.getElementById("login-error").textContent.includes("refused") && document.querySelectorAll("#calls tbody tr").length === 0`)
 
-	if out := os.Getenv("VAULTGATE_SCREENSHOT"); out != "" {
-		screenshot(t, ctx, out)
-	}
-
 	mu.Lock()
 	defer mu.Unlock()
 	// A refused token is a 401 the browser logs: that one is expected.
@@ -352,77 +348,4 @@ func TestPanelInChromium(t *testing.T) {
 		}
 	}
 	t.Logf("Chromium test took %v", time.Since(start).Round(time.Millisecond))
-}
-
-// screenshot saves the panel with a record open, for the README
-// (VAULTGATE_SCREENSHOT=$PWD/docs/admin.png go test -run Chromium ./admin):
-// a log with a day's worth of made-up history, then real calls through
-// the gate.
-func screenshot(t *testing.T, ctx context.Context, out string) {
-	t.Helper()
-	log := filepath.Join(t.TempDir(), "state", "audit.jsonl")
-	g := newGateVault(t, log)
-	w, err := audit.Open(log, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	base := time.Now().Add(-6 * time.Hour)
-	tools := []string{"read", "read", "list", "search", "edit", "write", "read", "move", "delete", "bash"}
-	for i := range 240 {
-		tool := tools[(i*7)%len(tools)]
-		r := &audit.Record{Time: base.Add(time.Duration(i*90) * time.Second), Session: "claude-51be", Agent: "default", Via: "stdio",
-			Tool: tool, Decision: "allow", Outcome: "ok", Effects: []audit.Effect{{Op: "read", Path: fmt.Sprintf("notes/day-%d.md", i%9), Zone: "write"}}}
-		if i%11 == 3 || (i > 150 && i < 170 && i%3 == 0) {
-			r.Decision, r.Rule, r.Reason, r.Outcome = "deny", "zones", "zone protected (read only)", ""
-			r.Effects = []audit.Effect{{Op: "delete", Path: "мета/план.md", Zone: "protected"}}
-		} else if i%17 == 5 {
-			r.Decision, r.Rule, r.Reason, r.Outcome = "deny", "read_before_write", "not read in this session", ""
-		}
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, c := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"read", map[string]any{"path": "мета/" + htmlName}},
-		{"write", map[string]any{"path": "notes/ideas.md", "content": "- a panel\n"}},
-		{"edit", map[string]any{"path": "notes/ideas.md", "old_string": "a panel", "new_string": "the panel"}},
-		{"delete", map[string]any{"path": "мета/" + ansiName}},
-		{"move", map[string]any{"source": "notes/ideas.md", "destination": "мета/ideas.md"}},
-		{"bash", map[string]any{"command": "rm -rf мета"}},
-		{"read", map[string]any{"path": "notes/today.md"}},
-		{"delete", map[string]any{"path": "мета/" + htmlName}},
-	} {
-		g.call(t, c.tool, c.args)
-	}
-	panel, err := New(Options{Log: log, Token: testToken})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(panel)
-	defer func() { srv.CloseClientConnections(); srv.Close() }() // the live stream never ends by itself
-	err = chromedp.Do(ctx,
-		chromedp.Navigate(srv.URL+"/"),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), testToken),
-		chromedp.Click(chromedp.CSS("#login-form button[type=submit]")),
-		chromedp.WaitVisible(chromedp.ID("panel")),
-		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#calls tbody tr").length > 200 && document.getElementById("n-calls").textContent !== "0"`),
-		chromedp.Click(chromedp.CSS(`#calls tbody tr:nth-child(4)`)),
-		chromedp.Sleep(500*time.Millisecond),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(out, buf, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot %s: %d bytes", out, len(buf))
 }

@@ -34,7 +34,7 @@ const (
 	LookUnpredicted                  // bash changed something its analysis did not predict
 	LookMany                         // changed ManyFiles paths or more, or a whole folder
 	LookDelete                       // deletes, or tried to
-	LookRule                         // a rule named it
+	LookRule                         // a rule named it without denying it (bash's changes it refused)
 )
 
 // ManyFiles is how many changed paths make a call a change to many files.
@@ -184,8 +184,8 @@ func derive(r *audit.Record) parsed {
 		s.failed = true
 		s.look |= LookFailed
 	}
-	if r.Rule != "" {
-		s.look |= LookRule
+	if r.Rule != "" && s.decision != decDeny {
+		s.look |= LookRule // a deny names its rule anyway
 	}
 	var text bytes.Buffer
 	add := func(v string) {

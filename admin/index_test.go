@@ -44,6 +44,9 @@ func lookRecords() []audit.Record {
 		{Session: "cc-2", Agent: "claude", Via: "hook", Event: audit.EventAfter, Tool: "Write", Decision: "allow", Outcome: "ok",
 			Args: map[string]any{"file_path": "/v/notes/<img src=x onerror=alert(1)>.md", "content": audit.Body("y")}, Effects: []audit.Effect{eff("create", "notes/<img src=x onerror=alert(1)>.md", "edit")}},
 		{Session: "s1", Agent: "default", Via: "stdio", Tool: "frob", Decision: "error", Error: "unknown tool \"frob\""},
+		{Session: "s1", Agent: "default", Via: "stdio", Tool: "bash", Decision: "allow", Outcome: "failed", ExitCode: code(0), Rule: "zones",
+			Error: "none of its changes were applied", Args: map[string]any{"command": "python3 fix.py"}, Effects: []audit.Effect{{Op: "exec", Path: "python3"}},
+			Real: []audit.RealEffect{{Op: "modify", Path: "мета/план.md", Zone: "protected", Unpredicted: true, Refused: true}}},
 	}
 }
 
@@ -96,20 +99,20 @@ func TestLookAndFilters(t *testing.T) {
 	}
 	for q, want := range map[string]string{
 		"?look=deny":                "3,7",
-		"?look=failed":              "4,10",
-		"?look=unpredicted":         "5",
+		"?look=failed":              "4,10,11",
+		"?look=unpredicted":         "5,11",
 		"?look=many":                "6",
 		"?look=delete":              "3",
-		"?look=rule":                "3,7",
-		"?look=any":                 "3,4,5,6,7,10",
-		"?look=unpredicted,many":    "5,6",
-		"?decision=failed":          "4",
+		"?look=rule":                "11",
+		"?look=any":                 "3,4,5,6,7,10,11",
+		"?look=unpredicted,many":    "5,6,11",
+		"?decision=failed":          "4,11",
 		"?decision=error":           "10",
-		"?tool=bash":                "4,5,6,7",
+		"?tool=bash":                "4,5,6,7,11",
 		"?tool=BASH&via=hook":       "7",
 		"?agent=claude":             "7,8,9",
-		"?q=план":                   "3",
-		"?q=ПЛАН":                   "3",
+		"?q=план":                   "3,11",
+		"?q=ПЛАН":                   "3,11",
 		"?q=plan.md":                "1,2",
 		"?q=curl+network":           "7",
 		"?q=%3Cimg":                 "8,9",
@@ -118,7 +121,7 @@ func TestLookAndFilters(t *testing.T) {
 		"?path=notes/plan.md":       "1,2",
 		"?session=cc-2&order=first": "7,8,9",
 		"?session=nobody":           "",
-		"?since=today":              "1,2,3,4,5,6,7,8,9,10",
+		"?since=today":              "1,2,3,4,5,6,7,8,9,10,11",
 		"?until=today":              "",
 	} {
 		if got := seqs(q); got != want {
@@ -126,10 +129,13 @@ func TestLookAndFilters(t *testing.T) {
 		}
 	}
 	p := page("?decision=failed")
-	if r := p.Records[0]; r.FailedWhy != "timed out, exit code 124" || strings.Join(r.Look, ",") != "failed" || p.Matched != 1 {
+	if r := p.Records[0]; r.FailedWhy != "timed out, exit code 124" || strings.Join(r.Look, ",") != "failed" || p.Matched != 2 {
 		t.Errorf("the timeout's row: %+v", r)
 	}
-	if p := page("?limit=2"); p.Matched != 10 || len(p.Records) != 2 || p.Records[1].Seq != 10 {
+	if r := p.Records[1]; strings.Join(r.Look, ",") != "failed,unpredicted,rule" || r.FailedWhy != "exit code 0, none of its changes were applied" {
+		t.Errorf("the refused bash call's row: %+v", r)
+	}
+	if p := page("?limit=2"); p.Matched != 11 || len(p.Records) != 2 || p.Records[1].Seq != 11 {
 		t.Errorf("limit 2: matched %d, %d records", p.Matched, len(p.Records))
 	}
 	for _, q := range []string{"?look=bad", "?decision=maybe", "?until=soon", "?order=random"} {
@@ -153,10 +159,10 @@ func TestDay(t *testing.T) {
 	}
 	d := day("?since=today")
 	// Nine calls: the hook's after line is part of its call.
-	if d.Calls != 9 || d.Denies != 2 || d.Failed != 1 || d.Errors != 1 || d.Changes != 4 || d.Look != 6 {
+	if d.Calls != 10 || d.Denies != 2 || d.Failed != 2 || d.Errors != 1 || d.Changes != 4 || d.Look != 7 {
 		t.Errorf("day counts: %+v", d.Counts)
 	}
-	if len(d.Agents) != 2 || d.Agents[0].Agent != "default" || d.Agents[0].Calls != 7 || d.Agents[1].Calls != 2 {
+	if len(d.Agents) != 2 || d.Agents[0].Agent != "default" || d.Agents[0].Calls != 8 || d.Agents[1].Calls != 2 {
 		t.Errorf("agents: %+v", d.Agents)
 	}
 	if len(d.Sessions) != 2 {
@@ -168,13 +174,13 @@ func TestDay(t *testing.T) {
 		strings.Join(cc.Changed, ",") != "notes/<img src=x onerror=alert(1)>.md" {
 		t.Errorf("session cc-2: %+v", cc)
 	}
-	if s1.ID != "s1" || s1.Calls != 7 || s1.Changes != 3 || s1.ChangedPaths != 3 ||
+	if s1.ID != "s1" || s1.Calls != 8 || s1.Changes != 3 || s1.ChangedPaths != 3 ||
 		strings.Join(s1.Changed, ",") != "notes/Plan.md,notes/tidy.md,notes/n0.md" || s1.End.Before(s1.Start) {
 		t.Errorf("session s1: %+v", s1)
 	}
 	// The index follows the log: a new call shows on the next request.
 	w.Write(&audit.Record{Session: "s3", Agent: "default", Via: "http", Tool: "read", Decision: "allow", Outcome: "ok"})
-	if d := day(""); d.Calls != 10 || len(d.Sessions) != 3 || d.Sessions[0].ID != "s3" || d.LastSeq != 11 {
+	if d := day(""); d.Calls != 11 || len(d.Sessions) != 3 || d.Sessions[0].ID != "s3" || d.LastSeq != 12 {
 		t.Errorf("after one more call: %d calls, sessions %+v", d.Calls, d.Sessions)
 	}
 	if d := day("?until=" + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)); d.Calls != 0 || len(d.Sessions) != 0 {

@@ -14,7 +14,6 @@ const $ = (id) => document.getElementById(id);
 let token = sessionStorage.getItem(TOKEN_KEY) || "";
 let stream = null;        // AbortController of the live stream
 let lastSeq = 0;          // the newest seq seen
-let statsTimer = 0;
 let selectedRow = null;
 
 // esc mirrors audit.EscapeControl: C0 controls and DEL as \x1b, \t, \n,
@@ -89,15 +88,57 @@ async function api(path, params) {
   return body;
 }
 
-// ---- filters ----
+// ---- filters, kept in the URL ----
 
-function filterParams() {
+const FIELDS = ["q", "agent", "via", "tool", "decision", "look", "session", "path", "since", "until"];
+
+// readURL puts the URL's filters in the form. A bare URL opens on today.
+function readURL() {
+  const p = new URLSearchParams(location.search);
+  const any = FIELDS.some((k) => p.has(k));
+  for (const k of FIELDS) $("f-" + k).value = p.get(k) || "";
+  if (!any) $("f-since").value = "today";
+}
+
+// formParams is the form as the URL keeps it: "today" stays "today".
+function formParams() {
   const p = new URLSearchParams();
-  for (const k of ["session", "tool", "decision", "path", "since"]) {
+  for (const k of FIELDS) {
     const v = $("f-" + k).value.trim();
     if (v) p.set(k, v);
   }
   return p;
+}
+
+function writeURL() {
+  const q = formParams().toString();
+  const url = location.pathname + (q ? "?" + q : "");
+  if (url !== location.pathname + location.search) history.pushState(null, "", url);
+}
+
+function localMidnight() {
+  const d = new Date();
+  d.setHours(0, 0, 0, 0);
+  return d.toISOString();
+}
+
+// apiParams is the form as the API reads it: today is this browser's
+// midnight, all is no bound.
+function apiParams() {
+  const p = formParams();
+  for (const k of ["since", "until"]) {
+    const v = p.get(k);
+    if (v === "today") p.set(k, localMidnight());
+    else if (v === "all") p.delete(k);
+  }
+  return p;
+}
+
+function sessionView() { return $("f-session").value.trim() !== ""; }
+
+function isToday() {
+  const p = formParams();
+  return p.get("since") === "today" && [...p.keys()].length === 1;
 }
 
 // ---- the table ----
@@ -109,17 +150,59 @@ function fmtTime(t) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-function decisionBadge(d) {
-  const known = d === "allow" || d === "deny" || d === "error";
-  return el("span", d, "badge " + (known ? d : "error"));
+function fmtLength(ms) {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return s + " s";
+  const m = Math.round(s / 60);
+  if (m < 60) return m + " min";
+  return Math.floor(m / 60) + " h " + (m % 60) + " min";
 }
 
-function effectsCell(effects) {
-  const td = el("td", null, "mono");
-  for (const e of effects || []) {
+function isBash(r) { return String(r.tool || "").toLowerCase() === "bash"; }
+
+// outcome is what the decision badge says: a call allowed and then
+// failed shows as failed.
+function outcome(r) {
+  if (r.decision === "allow" && r.failed_why) return "failed";
+  if (r.decision === "allow" || r.decision === "deny") return r.decision;
+  return "error";
+}
+
+function decisionBadge(r) {
+  const o = outcome(r);
+  return el("span", o === "error" ? r.decision : o, "badge " + o);
+}
+
+const LOOK_WORDS = {
+  deny: "denied", failed: "failed", unpredicted: "bash did what was not predicted",
+  many: "many files at once", delete: "deletes", rule: "a rule named it",
+};
+
+function whatCell(r) {
+  const td = el("td", null, "mono what");
+  if (isBash(r) && r.args && typeof r.args.command === "string") {
+    td.append(el("div", "$ " + r.args.command, "cmd"));
+  }
+  for (const e of r.effects || []) {
+    if (e.op === "exec") continue; // the command says it
     const line = el("div");
     line.append(el("span", e.op + " "), el("span", e.path), zoneLabel("span", " " + (e.zone || "-"), e.zone));
     td.append(line);
+  }
+  if (r.real && r.real.length) td.append(el("div", `real: ${r.real.length} change${r.real.length > 1 ? "s" : ""}`, "zone"));
+  return td;
+}
+
+function whyCell(r) {
+  const td = el("td", null, "why");
+  if (r.decision === "deny") td.append(el("span", r.rule || "(none)", "rule"), el("span", " " + (r.reason || ""), "reason"));
+  else if (r.failed_why) td.append(el("span", "failed: " + r.failed_why, "why-failed"));
+  else if (r.error) td.append(el("span", r.error, "reason"));
+  const chips = (r.look || []).filter((k) => k !== "deny" && k !== "failed");
+  if (chips.length) {
+    const div = el("div");
+    for (const k of chips) div.append(el("span", LOOK_WORDS[k] || k, "chip"));
+    td.append(div);
   }
   return td;
 }
@@ -131,50 +214,122 @@ function zoneLabel(tag, text, zone) {
   return e;
 }
 
+function shortID(s) {
+  s = String(s || "");
+  return [...s].length > 16 ? [...s].slice(0, 14).join("") + "…" : s;
+}
+
 function row(r, fresh) {
   const tr = document.createElement("tr");
   tr.tabIndex = 0;
   tr.dataset.seq = String(r.seq);
-  if (r.decision === "deny") tr.classList.add("deny");
-  else if (r.decision !== "allow") tr.classList.add("error");
+  const o = outcome(r);
+  if (o !== "allow") tr.classList.add(o);
+  else if (r.look && r.look.length) tr.classList.add("look");
   if (fresh) tr.classList.add("fresh");
-  const dec = el("td");
-  dec.append(decisionBadge(r.decision));
-  const why = el("td");
-  if (r.decision === "deny") why.append(el("span", r.rule || "(none)", "rule"), el("span", " " + (r.reason || ""), "reason"));
-  else if (r.error) why.append(el("span", r.error, "reason"));
-  const when = el("td", fmtTime(r.time).slice(5), "mono nowrap");
+  const dec = el("td", null, "nowrap");
+  dec.append(decisionBadge(r));
+  const when = el("td", fmtTime(r.time).slice(11), "mono nowrap");
   when.title = fmtTime(r.time);
-  dec.className = "nowrap";
-  tr.append(when, el("td", r.via, "nowrap"), el("td", r.session, "mono nowrap"), el("td", r.tool, "mono nowrap"),
-    dec, effectsCell(r.effects), why);
-  const open = () => showDetail(r, tr);
-  tr.addEventListener("click", open);
-  tr.addEventListener("keydown", (ev) => { if (ev.key === "Enter") open(); });
+  let tool = r.tool;
+  if (r.event) tool += " (" + r.event + ")";
+  // A long session id (stdio-<uuid>) is cut in the list; the record and
+  // the session's view show it whole.
+  const sess = el("td", shortID(r.session), "mono nowrap");
+  sess.title = r.session || "";
+  tr.append(when, el("td", r.via, "nowrap"), sess, el("td", tool, "mono nowrap"),
+    dec, whatCell(r), whyCell(r));
+  tr.addEventListener("click", () => showDetail(r, tr));
   return tr;
 }
 
-function setRows(records) {
+function setRows(records, matched) {
   const body = $("calls").tBodies[0];
-  body.replaceChildren(...records.slice().reverse().map((r) => row(r, false)));
+  const list = sessionView() ? records : records.slice().reverse();
+  body.replaceChildren(...list.map((r) => row(r, false)));
   $("empty").hidden = records.length > 0;
+  $("calls-title").textContent = sessionView() ? "The session's calls, in order" : "Calls, newest first";
+  $("matched").textContent = matched > records.length ? `showing ${records.length} of ${matched} matching calls` : `${matched} matching call${matched === 1 ? "" : "s"}`;
 }
 
 function addLive(r) {
   const body = $("calls").tBodies[0];
-  body.prepend(row(r, true));
-  while (body.rows.length > MAX_ROWS) body.deleteRow(-1);
+  if (sessionView()) body.append(row(r, true));
+  else body.prepend(row(r, true));
+  while (body.rows.length > MAX_ROWS) body.deleteRow(sessionView() ? 0 : -1);
   $("empty").hidden = true;
 }
 
+// ---- keyboard ----
+
+function rowsList() { return [...$("calls").tBodies[0].rows]; }
+
+function onKey(ev) {
+  const t = ev.target;
+  const typing = t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement;
+  if (ev.key === "Escape") {
+    if (!$("detail").hidden) { closeDetail(); ev.preventDefault(); }
+    return;
+  }
+  if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === "/") { ev.preventDefault(); $("f-q").focus(); return; }
+  const rows = rowsList();
+  if (!rows.length) return;
+  const at = rows.indexOf(document.activeElement);
+  let next = -1;
+  if (ev.key === "ArrowDown" || ev.key === "j") next = at < 0 ? 0 : Math.min(rows.length - 1, at + 1);
+  else if (ev.key === "ArrowUp" || ev.key === "k") next = at < 0 ? 0 : Math.max(0, at - 1);
+  else if (ev.key === "Home") next = 0;
+  else if (ev.key === "End") next = rows.length - 1;
+  else if (ev.key === "Enter" && at >= 0) { ev.preventDefault(); rows[at].click(); return; }
+  if (next >= 0) {
+    ev.preventDefault();
+    rows[next].focus();
+    rows[next].scrollIntoView({ block: "nearest" });
+    if (!$("detail").hidden) rows[next].click(); // an open record follows the focus
+  }
+}
+
 // ---- one record ----
+
+function closeDetail() {
+  $("detail").hidden = true;
+  changesFor = "";
+  if (selectedRow) {
+    selectedRow.classList.remove("selected");
+    selectedRow.focus();
+  }
+}
 
 function showDetail(r, tr) {
   if (selectedRow) selectedRow.classList.remove("selected");
   selectedRow = tr;
   tr.classList.add("selected");
+  const keepFocus = document.activeElement === tr;
   $("detail").hidden = false;
-  $("detail-title").textContent = esc(`${r.tool} · ${r.decision}`);
+  $("detail-title").textContent = esc(`${r.tool} · ${outcome(r)} · ${fmtTime(r.time)}`);
+  const look = (r.look || []).map((k) => LOOK_WORDS[k] || k);
+  $("detail-look").hidden = look.length === 0;
+  $("detail-look").textContent = look.length ? esc("Needs a look: " + look.join(", ")) : "";
+
+  const bash = isBash(r) && r.args && typeof r.args.command === "string";
+  $("detail-bash").hidden = !bash;
+  const out = $("detail-output");
+  out.replaceChildren();
+  if (bash) {
+    $("detail-command").textContent = esc("$ " + r.args.command);
+    let exit = r.exit_code === undefined || r.exit_code === null ? "no exit code: it did not run here" : "exit code " + r.exit_code;
+    if (r.failed_why) exit = "failed: " + r.failed_why;
+    $("detail-exit").textContent = esc(exit);
+    for (const k of ["stdout", "stderr"]) {
+      if (!r[k]) continue;
+      out.append(el("p", k + " (the head the log keeps)", "out-name"));
+      const pre = el("pre", undefined, "output");
+      pre.textContent = String(r[k]).split("\n").map(esc).join("\n");
+      out.append(pre);
+    }
+  }
+
   const dl = $("detail-fields");
   dl.replaceChildren();
   const add = (k, v) => {
@@ -182,26 +337,48 @@ function showDetail(r, tr) {
     dl.append(el("dt", k), el("dd", typeof v === "string" ? v : JSON.stringify(v)));
   };
   add("time", r.time); add("id", r.id); add("seq", r.seq); add("session", r.session); add("agent", r.agent);
-  add("via", r.via); add("tool", r.tool); add("decision", r.decision); add("rule", r.rule); add("reason", r.reason);
-  add("outcome", r.outcome); add("error", r.error); add("duration_ms", r.duration_ms); add("exit_code", r.exit_code);
+  add("via", r.via); add("event", r.event); add("tool", r.tool); add("decision", r.decision); add("rule", r.rule); add("reason", r.reason);
+  add("outcome", r.outcome); add("error", r.error); add("duration_ms", r.duration_ms);
   add("wall", r.wall ? r.wall.join(", ") : ""); add("args", JSON.stringify(r.args)); add("prev", r.prev);
+
   const eff = $("detail-effects").tBodies[0];
   eff.replaceChildren(...(r.effects || []).map((e) => {
     const tr = document.createElement("tr");
     tr.append(el("td", e.op, "mono"), el("td", e.path, "mono"), zoneLabel("td", e.zone || "-", e.zone));
     return tr;
   }));
+  const real = r.real || [];
+  $("detail-real").hidden = real.length === 0;
+  $("detail-real-table").tBodies[0].replaceChildren(...real.map((e) => {
+    const tr = document.createElement("tr");
+    const note = el("td");
+    if (e.unpredicted) note.append(el("span", "not predicted ", "mark-unpredicted"));
+    if (e.refused) note.append(el("span", "refused ", "mark-refused"));
+    const size = (s) => (s ? `${s.mode} ${s.size} B` : "none");
+    note.append(el("span", `${size(e.before)} → ${size(e.after)}`, "zone"));
+    let path = e.path;
+    if (e.from) path += " (from " + e.from + ")";
+    tr.append(el("td", e.op, "mono"), el("td", path, "mono"), zoneLabel("td", e.zone || "-", e.zone), note);
+    return tr;
+  }));
+  // The line as the log holds it: what the panel added is left out.
+  const line = { ...r };
+  delete line.look; delete line.failed_why; delete line.changes;
   // Escaped line by line: the indentation's newlines are the JSON's own.
-  $("detail-raw").textContent = JSON.stringify(r, null, 2).split("\n").map(esc).join("\n");
+  $("detail-raw").textContent = JSON.stringify(line, null, 2).split("\n").map(esc).join("\n");
   showChanges(mayHaveChanged(r) ? r.id : "");
+  if (!keepFocus) $("detail").focus({ preventScroll: true });
 }
 
 // mayHaveChanged says whether history could hold anything of the call: a
-// denied call or one that only read changed nothing, and is not asked
-// about (the history answers 404 for it, which the browser logs).
+// denied or failed call, or one that only read, changed nothing, and is
+// not asked about (the history answers 404 for it, which the browser
+// logs).
 function mayHaveChanged(r) {
-  if (r.decision === "deny") return false;
-  return r.tool === "bash" || (r.effects || []).some((e) => e.op !== "read");
+  if (r.decision !== "allow" || r.event) return false;
+  // bash is kept when its real changes were applied (on the overlay)
+  if (isBash(r)) return !r.failed_why && (r.real || []).some((e) => !e.refused && e.op !== "read");
+  return !r.failed_why && (r.effects || []).some((e) => e.op !== "read" && e.op !== "exec");
 }
 
 // ---- what a call changed ----
@@ -349,30 +526,88 @@ function drawBars(svg, entries, empty) {
 }
 
 async function refreshStats() {
-  statsTimer = 0;
   let s;
   try {
-    s = await api("api/stats", filterParams());
+    s = await api("api/stats", apiParams());
   } catch (e) {
     if (e instanceof Unauthorized) forget(e.message);
     return;
   }
-  $("n-calls").textContent = String(s.calls);
-  $("n-denies").textContent = String(s.denies);
-  $("n-errors").textContent = String(s.errors);
-  $("n-failed").textContent = String(s.failed);
   drawTime($("chart-time"), s.series || [], s.bucket_seconds);
   const tools = Object.entries(s.by_tool || {}).map(([k, c]) => [k, c.calls, c.denies]).sort((a, b) => b[1] - a[1]);
   drawBars($("chart-tool"), tools, "no calls");
   const rules = Object.entries(s.by_rule || {}).map(([k, n]) => [k, n, n]).sort((a, b) => b[1] - a[1]);
   drawBars($("chart-rule"), rules, "no denies");
-  const dmg = $("damaged");
-  dmg.hidden = !s.damaged;
-  dmg.textContent = s.damaged ? esc("A line of the log is not a record (run vaultgate audit verify): " + s.damaged) : "";
 }
 
-function statsSoon() {
-  if (!statsTimer) statsTimer = setTimeout(refreshStats, 1000);
+// ---- the day at a glance ----
+
+function renderDay(d) {
+  const session = $("f-session").value.trim();
+  $("day-title").textContent = esc(session ? "Session " + session : isToday() ? "Today" : "The calls that match");
+  $("back-to-day").hidden = !session;
+  for (const k of ["calls", "changes", "denies", "failed", "errors", "look"]) $("n-" + k).textContent = String(d[k] || 0);
+  const dec = $("f-decision").value, look = $("f-look").value;
+  $("t-calls").classList.toggle("on", !dec && !look);
+  $("t-denies").classList.toggle("on", dec === "deny");
+  $("t-failed").classList.toggle("on", dec === "failed");
+  $("t-errors").classList.toggle("on", dec === "error");
+  $("t-look").classList.toggle("on", look === "any");
+
+  $("agents").tBodies[0].replaceChildren(...(d.agents || []).map((a) => {
+    const tr = document.createElement("tr");
+    tr.append(el("td", a.agent || "-", "mono"), el("td", String(a.calls)), el("td", String(a.changes)),
+      el("td", String(a.denies), a.denies ? "reason" : ""), el("td", String(a.failed), a.failed ? "why-failed" : ""),
+      el("td", String(a.look)));
+    return tr;
+  }));
+
+  $("sessions").replaceChildren(...(d.sessions || []).map((s) => {
+    const li = document.createElement("li");
+    const b = el("button");
+    b.type = "button";
+    b.dataset.session = s.id;
+    b.append(el("div", s.id || "(no session)", "sid mono"));
+    const meta = el("div", undefined, "meta");
+    meta.append(el("span", `${s.agent || "-"} · ${(s.via || []).join(", ")} · started ${fmtTime(s.start).slice(11)} · ${fmtLength(Date.parse(s.end) - Date.parse(s.start))} · ${s.calls} call${s.calls === 1 ? "" : "s"} · ${s.changes} change${s.changes === 1 ? "" : "s"}`));
+    if (s.denies) meta.append(el("span", ` · ${s.denies} denied`, "n-deny"));
+    if (s.failed) meta.append(el("span", ` · ${s.failed} failed`, "n-failed"));
+    if (s.look) meta.append(el("span", ` · ${s.look} need a look`, "n-look"));
+    b.append(meta);
+    if (s.changed && s.changed.length) {
+      let text = "changed " + s.changed.join(", ");
+      if (s.changed_paths > s.changed.length) text += ` and ${s.changed_paths - s.changed.length} more`;
+      b.append(el("div", text, "changed mono"));
+    }
+    b.addEventListener("click", () => openSession(s.id));
+    li.append(b);
+    return li;
+  }));
+  if (!(d.sessions || []).length) $("sessions").append(el("li", "no sessions", "muted"));
+  $("sessions-more").hidden = !d.more;
+  $("sessions-more").textContent = d.more ? `and ${d.more} more sessions` : "";
+  const dmg = $("damaged");
+  dmg.hidden = !d.damaged;
+  dmg.textContent = d.damaged ? esc("A line of the log is not a record (run vaultgate audit verify): " + d.damaged) : "";
+}
+
+async function refreshDay() {
+  try {
+    renderDay(await api("api/day", apiParams()));
+  } catch (e) {
+    if (e instanceof Unauthorized) forget(e.message);
+  }
+}
+
+let summaryTimer = 0;
+function summarySoon() {
+  if (summaryTimer) return;
+  summaryTimer = setTimeout(() => { summaryTimer = 0; refreshDay(); refreshStats(); }, 1000);
+}
+
+function openSession(id) {
+  $("f-session").value = id;
+  apply();
 }
 
 // ---- the live stream ----
@@ -382,7 +617,7 @@ function statsSoon() {
 // last seq seen, so a dropped connection loses nothing.
 async function follow(ctl) {
   while (!ctl.signal.aborted) {
-    const p = filterParams();
+    const p = apiParams();
     p.set("from", String(lastSeq + 1));
     try {
       const res = await fetch("api/events?" + p.toString(), {
@@ -428,50 +663,73 @@ function handleEvent(block) {
   if (typeof r.seq !== "number" || r.seq <= lastSeq) return;
   lastSeq = r.seq;
   addLive(r);
-  statsSoon();
+  summarySoon();
 }
 
 // ---- start ----
 
+let loads = 0; // a late answer to an older load is dropped
+
 async function load() {
   if (stream) stream.abort();
   stream = null;
+  const mine = ++loads;
   setStatus("loading…");
-  let page;
+  const p = apiParams();
+  if (sessionView()) p.set("order", "first");
+  let page, day;
   try {
-    page = await api("api/records", filterParams());
+    [page, day] = await Promise.all([api("api/records", p), api("api/day", apiParams())]);
   } catch (e) {
+    if (mine !== loads) return;
     if (e instanceof Unauthorized) { forget(e.message); return; }
     setStatus(String(e.message || e), "down");
     return;
   }
+  if (mine !== loads) return;
   $("login").hidden = true;
   $("panel").hidden = false;
   lastSeq = page.last_seq;
-  setRows(page.records);
+  setRows(page.records, page.matched);
+  renderDay(day);
   $("detail").hidden = true;
+  selectedRow = null;
   refreshStats();
   stream = new AbortController();
   follow(stream);
 }
 
+function apply() {
+  writeURL();
+  load();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  readURL();
   $("login-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     token = $("token").value.trim();
     sessionStorage.setItem(TOKEN_KEY, token);
     load();
   });
-  $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); load(); });
-  $("f-clear").addEventListener("click", () => {
-    for (const k of ["session", "tool", "decision", "path", "since"]) $("f-" + k).value = "";
-    load();
-  });
+  $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); apply(); });
+  const setAndApply = (values) => {
+    for (const [k, v] of Object.entries(values)) $("f-" + k).value = v;
+    apply();
+  };
+  $("f-clear").addEventListener("click", () => setAndApply(Object.fromEntries(FIELDS.map((k) => [k, k === "since" ? "today" : ""]))));
+  $("f-today").addEventListener("click", () => setAndApply({ since: "today", until: "" }));
+  $("f-all").addEventListener("click", () => setAndApply({ since: "all", until: "" }));
+  $("back-to-day").addEventListener("click", () => setAndApply({ session: "" }));
+  $("t-calls").addEventListener("click", () => setAndApply({ decision: "", look: "" }));
+  $("t-denies").addEventListener("click", () => setAndApply({ decision: "deny", look: "" }));
+  $("t-failed").addEventListener("click", () => setAndApply({ decision: "failed", look: "" }));
+  $("t-errors").addEventListener("click", () => setAndApply({ decision: "error", look: "" }));
+  $("t-look").addEventListener("click", () => setAndApply({ decision: "", look: "any" }));
   $("logout").addEventListener("click", () => forget(""));
   $("detail-copy").addEventListener("click", copyUndo);
-  $("detail-close").addEventListener("click", () => {
-    $("detail").hidden = true;
-    if (selectedRow) selectedRow.classList.remove("selected");
-  });
+  $("detail-close").addEventListener("click", closeDetail);
+  document.addEventListener("keydown", onKey);
+  window.addEventListener("popstate", () => { readURL(); if (token) load(); });
   if (token) load(); else showLogin("");
 });
