@@ -31,10 +31,15 @@ func init() {
 		name:    "admin",
 		summary: "serve a read-only web page of the audit log, live, behind a token",
 		usage:   "[--audit FILE | --config FILE] [--listen 127.0.0.1:PORT] [--token-file FILE]",
-		help: `Serves a read-only web page of the audit log: the calls live as they come,
-denies standing out, the filters of "vaultgate audit tail", one call's full
-record with its effects and their zones, and charts of calls and denies
-over time, by tool and by rule. A call that changed the vault shows its
+		help: `Serves a read-only web page of the audit log. It opens on today: the
+counts, per agent and per session, the sessions newest first (one click
+shows a session's calls in order), then the day's calls live as they come,
+with what needs a look (denies, failures, bash doing what was not
+predicted, many files at once, deletes) standing out. Search over paths,
+commands and reasons, filters by agent, via, tool, decision and time, kept
+in the URL; one call's full record with its effects and their zones, a bash
+call's command, exit code and output; charts of calls and denies over
+time, by tool and by rule. A call that changed the vault shows its
 diff (from the history in the state folder) and the "vaultgate undo ID"
 line to copy; the panel itself never undoes anything. With --config the
 history is the config's state folder's; with only --audit FILE the state
