@@ -4,12 +4,15 @@
 //
 // The store lives in the state folder (<state>/history), never in the vault
 // and never in the user's .git: the state folder is a hidden control path
-// for every tool and for bash. Content is kept by its sha256 (blobs/), each
-// body once; a call's changes are one entry file named by the call's audit
-// id (entries/<id>.json), one Entry per changed path.
+// for every tool and for bash. A call's changes are one Entry per changed
+// path, keyed by the call's audit id; content is kept by its sha256, each
+// body once. Both go first into an append-only log (log.go), which is
+// sealed into packs (pack.go); a body too big for a log record is a blob
+// file of its own.
 //
-// A pre-image is on disk (file, then folder, fsync'd) before the change is
-// applied: Begin returns only once it is, and an error from Begin means the
+// A pre-image is on disk before the change is applied: Begin returns only
+// once its record is flushed (BeginAsync lets the caller overlap that
+// flush with its own, and Durable waits for it), and an error means the
 // caller must not change anything (fail closed). The package never decides
 // what may change; it records and restores what it is told to.
 package history

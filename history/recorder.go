@@ -3,7 +3,7 @@ package history
 import (
 	"fmt"
 	"path/filepath"
-	"syscall"
+	"sync"
 	"time"
 )
 
@@ -13,6 +13,7 @@ import (
 // returns once they are on disk; an error means nothing may be changed.
 type Recorder interface {
 	Begin(id string, m Meta, targets []Target) (*Change, error)
+	BeginAsync(id string, m Meta, targets []Target) (*Change, error)
 }
 
 var _ Recorder = (*Store)(nil)
@@ -22,11 +23,45 @@ type Change struct {
 	s       *Store
 	id      string
 	entries []Entry
+	// flushed delivers the outcome of the record's flush, for a change
+	// begun with BeginAsync; once holds Durable to one wait.
+	flushed  chan error
+	once     sync.Once
+	flushErr error
 }
 
-// Begin keeps what targets hold now, then writes the call's entries as
-// pending, all synced (files, then their folders) before it returns.
+// Begin keeps what targets hold now, and makes the call's entries, as
+// pending, and the bodies durable before it returns: one record of the
+// log, flushed once (log.go); a body too big for a record is a blob file,
+// synced, then its folder, before the record is written.
 func (s *Store) Begin(id string, m Meta, targets []Target) (*Change, error) {
+	c, err := s.begin(id, m, targets, false)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// BeginAsync is Begin with the record's flush still under way when it
+// returns, so that the caller can write and sync the change's new content
+// meanwhile (the two flushes overlap on the disk). The caller must call
+// Durable, and see it return nil, before the change reaches the vault.
+func (s *Store) BeginAsync(id string, m Meta, targets []Target) (*Change, error) {
+	return s.begin(id, m, targets, true)
+}
+
+// Durable waits until the pre-images are on disk; an error means the
+// change must not be made.
+func (c *Change) Durable() error {
+	c.once.Do(func() {
+		if c.flushed != nil {
+			c.flushErr = <-c.flushed
+		}
+	})
+	return c.flushErr
+}
+
+func (s *Store) begin(id string, m Meta, targets []Target, async bool) (*Change, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("history: bad call id %q", id)
 	}
@@ -34,8 +69,9 @@ func (s *Store) Begin(id string, m Meta, targets []Target) (*Change, error) {
 		m.Time = time.Now()
 	}
 	c := &Change{s: s, id: id}
-	err := s.withLock(syscall.LOCK_SH, func() error {
+	err := s.shared(func() error {
 		sn := &snapshot{s: s, durable: true}
+		sn.log = &logRecord{ID: id}
 		for _, t := range targets {
 			before, err := sn.state(t.Path)
 			if err != nil {
@@ -54,11 +90,24 @@ func (s *Store) Begin(id string, m Meta, targets []Target) (*Change, error) {
 		for _, sum := range sn.kept {
 			s.synced.Store(sum, true)
 		}
-		return s.writeEntries(id, c.entries, true)
+		sn.log.Entries = c.entries
+		return s.appendLog(sn.log, !async)
 	})
 	if err != nil {
 		return nil, err
 	}
+	if async {
+		// A seal meanwhile is no harm: it syncs the record into a pack.
+		c.flushed = make(chan error, 1)
+		go func() {
+			if err := dataSync(s.log); err != nil {
+				c.flushed <- fmt.Errorf("history: sync %s: %w", s.log.Name(), err)
+				return
+			}
+			c.flushed <- nil
+		}()
+	}
+	s.maybeSeal()
 	return c, nil
 }
 
@@ -75,8 +124,11 @@ func (c *Change) Failed() error { return c.finish(Failed) }
 // finish is not synced: a crash that loses it leaves the entries pending,
 // which undo treats as a change of unknown outcome.
 func (c *Change) finish(state string) error {
-	return c.s.withLock(syscall.LOCK_SH, func() error {
-		sn := &snapshot{s: c.s}
+	if err := c.Durable(); err != nil {
+		state = Failed // the change was not made, or should not have been
+	}
+	return c.s.shared(func() error {
+		sn := &snapshot{s: c.s, log: &logRecord{ID: c.id}}
 		for i := range c.entries {
 			after, err := sn.state(c.entries[i].Path)
 			if err != nil {
@@ -84,8 +136,18 @@ func (c *Change) finish(state string) error {
 			}
 			c.entries[i].After, c.entries[i].State = after, state
 		}
-		return c.s.writeEntries(c.id, c.entries, false)
+		sn.log.Entries = c.entries
+		return c.s.appendLog(sn.log, false)
 	})
+}
+
+// maybeSeal seals the log once it has grown past logLimit, if no one else
+// is using the store now; a seal that fails refuses nothing (the records
+// stay in the log, which readers read).
+func (s *Store) maybeSeal() {
+	if s.logSize() > logLimit {
+		s.tryExclusive(s.seal)
+	}
 }
 
 // Settle records, for a call whose change was finished by someone else
@@ -113,8 +175,8 @@ func (s *Store) settlePending(id string, unchangedFailed bool) error {
 	if !pending {
 		return nil
 	}
-	return c.s.withLock(syscall.LOCK_SH, func() error {
-		sn := &snapshot{s: s}
+	return c.s.shared(func() error {
+		sn := &snapshot{s: s, log: &logRecord{ID: id}}
 		for i := range c.entries {
 			if c.entries[i].State != Pending {
 				continue
@@ -128,6 +190,7 @@ func (s *Store) settlePending(id string, unchangedFailed bool) error {
 				c.entries[i].State = Failed
 			}
 		}
-		return s.writeEntries(id, c.entries, false)
+		sn.log.Entries = c.entries
+		return s.appendLog(sn.log, false)
 	})
 }

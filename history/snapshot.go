@@ -16,13 +16,16 @@ import (
 // bound the folders they check.
 const maxTree = 200_000
 
-// snapshot is a pass over vault paths that keeps their bodies as blobs;
-// added says a new blob was written, whose folder must then be synced.
+// snapshot is a pass over vault paths that keeps their bodies: in the
+// log's record, as far as it has room, else as blob files. durable syncs
+// the blob files (added then says their folder must be synced too).
+// Without a record it keeps nothing and only names what is there.
 type snapshot struct {
 	s       *Store
 	durable bool
+	log     *logRecord
 	added   bool
-	kept    []string // the blobs this pass wrote or synced
+	kept    []string // the blobs this pass synced
 }
 
 func (s *Store) lstat(rel string) (os.FileInfo, error) {
@@ -67,8 +70,31 @@ func (sn *snapshot) state(rel string) (State, error) {
 	return st, nil
 }
 
+// file keeps a body in the log's record when it fits, else as a blob.
 func (sn *snapshot) file(rel string) (string, int64, error) {
-	sum, size, added, err := sn.s.putFile(rel, sn.durable)
+	sum, size, body, err := sn.s.readBody(rel)
+	if err != nil {
+		return "", 0, fmt.Errorf("history: keep %s: %w", rel, err)
+	}
+	if sn.log == nil {
+		if body == nil {
+			sum, size, err = hashFile(sn.s.vault, rel)
+		}
+		return sum, size, err
+	}
+	if _, dup := sn.log.Bodies[sum]; dup {
+		return sum, size, nil
+	}
+	if body != nil && sn.log.fits(len(body)) {
+		sn.log.add(sum, body)
+		return sum, size, nil
+	}
+	var added bool
+	if body != nil {
+		_, _, added, err = sn.s.putBytes(body, sn.durable)
+	} else {
+		sum, size, _, added, err = sn.s.putFile(rel, sn.durable)
+	}
 	if err != nil {
 		return "", 0, fmt.Errorf("history: keep %s: %w", rel, err)
 	}

@@ -31,6 +31,10 @@ const (
 type Options struct {
 	MaxSize int64         // bytes of blobs; 0: DefaultMaxSize
 	Keep    time.Duration // age of entries; 0: DefaultKeep
+	// Recover seals the log into a pack at Open and at Close (when no one
+	// else is using the store then). A server's start and the CLI do; a
+	// hook call, which lives for one change, leaves it to them.
+	Recover bool
 }
 
 // Store is the history of one vault: its entries and the blobs they name.
@@ -38,7 +42,14 @@ type Store struct {
 	dir   string
 	vault afero.Fs // the vault, vault-relative names, links never followed
 	opt   Options
-	lock  *os.File // shared by writers, exclusive for GC
+	lock  *os.File // shared by writers, exclusive for GC and checkpoints
+	log   *os.File // the pre-images' log (log.go); nil when read-only
+	// mu is the lock within this process, where one flock would be shared
+	// by every goroutine: writers hold it for reading, as they hold the
+	// flock shared, counted by holders.
+	mu      sync.RWMutex
+	holdMu  sync.Mutex
+	holders int
 	// synced are the blobs this process knows are on disk, name and all:
 	// a blob kept unsynced (an after-state) is synced once it becomes a
 	// pre-image.
@@ -57,7 +68,7 @@ func Open(dir string, vault afero.Fs, opt Options) (*Store, error) {
 	if opt.Keep <= 0 {
 		opt.Keep = DefaultKeep
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "blobs"), filepath.Join(dir, "entries"), filepath.Join(dir, "tmp")} {
+	for _, d := range []string{dir, filepath.Join(dir, "blobs"), filepath.Join(dir, "entries"), filepath.Join(dir, packsDir), filepath.Join(dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("history: %w", err)
 		}
@@ -66,26 +77,88 @@ func Open(dir string, vault afero.Fs, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	s := &Store{dir: dir, vault: vault, opt: opt, lock: lock}
-	if err := s.withLock(syscall.LOCK_EX, s.sweepTemp); err != nil {
+	log, err := openLog(dir)
+	if err != nil {
 		lock.Close()
+		return nil, err
+	}
+	s := &Store{dir: dir, vault: vault, opt: opt, lock: lock, log: log}
+	err = s.exclusive(func() error {
+		if err := errors.Join(s.sweepTemp(), s.sweepPacks()); err != nil || !opt.Recover {
+			return err
+		}
+		return s.seal()
+	})
+	if err != nil {
+		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// Close releases the store.
-func (s *Store) Close() error { return s.lock.Close() }
+// Close releases the store; with Options.Recover it first seals the log
+// if no one else is using the store.
+func (s *Store) Close() error {
+	if s.opt.Recover && s.log != nil && s.logSize() > 0 {
+		s.tryExclusive(s.seal)
+	}
+	var logErr error
+	if s.log != nil {
+		logErr = s.log.Close()
+	}
+	return errors.Join(s.lock.Close(), logErr)
+}
 
 // Dir is the store's folder.
 func (s *Store) Dir() string { return s.dir }
 
-func (s *Store) withLock(how int, fn func() error) error {
-	if err := syscall.Flock(int(s.lock.Fd()), how); err != nil {
+// shared runs fn as a writer: beside other writers, never beside a GC
+// or a checkpoint, in this process or another.
+func (s *Store) shared(fn func() error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	s.holdMu.Lock()
+	if s.holders == 0 {
+		if err := syscall.Flock(int(s.lock.Fd()), syscall.LOCK_SH); err != nil {
+			s.holdMu.Unlock()
+			return fmt.Errorf("history: lock %s: %w", s.lock.Name(), err)
+		}
+	}
+	s.holders++
+	s.holdMu.Unlock()
+	defer func() {
+		s.holdMu.Lock()
+		if s.holders--; s.holders == 0 {
+			syscall.Flock(int(s.lock.Fd()), syscall.LOCK_UN)
+		}
+		s.holdMu.Unlock()
+	}()
+	return fn()
+}
+
+// exclusive runs fn alone: no writer in this process or another.
+func (s *Store) exclusive(fn func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := syscall.Flock(int(s.lock.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("history: lock %s: %w", s.lock.Name(), err)
 	}
 	defer syscall.Flock(int(s.lock.Fd()), syscall.LOCK_UN)
 	return fn()
+}
+
+// tryExclusive runs fn alone if it can without waiting, and reports
+// whether it did.
+func (s *Store) tryExclusive(fn func() error) (bool, error) {
+	if !s.mu.TryLock() {
+		return false, nil
+	}
+	defer s.mu.Unlock()
+	if err := syscall.Flock(int(s.lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return false, nil
+	}
+	defer syscall.Flock(int(s.lock.Fd()), syscall.LOCK_UN)
+	return true, fn()
 }
 
 // sweepTemp removes what a write cut short left in tmp/ (run with the lock
@@ -125,21 +198,57 @@ func validID(id string) bool {
 const inMemory = 4 << 20
 
 // putFile keeps the vault file at rel as a blob and returns its sha256 and
-// size. durable syncs a new blob's file; the caller syncs the folder.
-func (s *Store) putFile(rel string, durable bool) (sum string, size int64, added bool, err error) {
+// size, and its bytes when they were held whole (up to inMemory). durable
+// syncs a new blob's file; the caller syncs the folder.
+func (s *Store) putFile(rel string, durable bool) (sum string, size int64, body []byte, added bool, err error) {
 	f, err := s.vault.Open(rel)
 	if err != nil {
-		return "", 0, false, err
+		return "", 0, nil, false, err
 	}
 	defer f.Close()
 	head, err := io.ReadAll(io.LimitReader(f, inMemory+1))
 	if err != nil {
-		return "", 0, false, fmt.Errorf("history: read %s: %w", rel, err)
+		return "", 0, nil, false, fmt.Errorf("history: read %s: %w", rel, err)
 	}
 	if len(head) <= inMemory {
-		return s.putBytes(head, durable)
+		sum, size, added, err = s.putBytes(head, durable)
+		return sum, size, head, added, err
 	}
-	return s.putStream(io.MultiReader(bytes.NewReader(head), f), durable)
+	sum, size, added, err = s.putStream(io.MultiReader(bytes.NewReader(head), f), durable)
+	return sum, size, nil, added, err
+}
+
+// readBody reads the vault file at rel whole and names it, if it is at
+// most inMemory bytes; a bigger one comes back with a nil body and no name.
+func (s *Store) readBody(rel string) (sum string, size int64, body []byte, err error) {
+	f, err := s.vault.Open(rel)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	defer f.Close()
+	body, err = io.ReadAll(io.LimitReader(f, inMemory+1))
+	if err != nil {
+		return "", 0, nil, fmt.Errorf("history: read %s: %w", rel, err)
+	}
+	if len(body) > inMemory {
+		return "", 0, nil, nil
+	}
+	return sha(body), int64(len(body)), body, nil
+}
+
+// hashFile names a vault file too big to hold, reading it once.
+func hashFile(vault afero.Fs, rel string) (string, int64, error) {
+	f, err := vault.Open(rel)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("history: read %s: %w", rel, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // putBytes keeps data as a blob.
@@ -243,10 +352,33 @@ func (s *Store) settle(f *os.File, sum string, size int64, durable bool) (string
 	return sum, size, true, nil
 }
 
-// Blob opens a kept body by its sha256.
-func (s *Store) Blob(sum string) (*os.File, error) {
+// Blob opens a kept body by its sha256: in the log, in a pack (checked
+// against its name as it is read), or a blob file.
+func (s *Store) Blob(sum string) (io.ReadCloser, error) {
 	if len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("history: bad blob name %q", sum)
+	}
+	recs, err := s.logged()
+	if err != nil {
+		return nil, err
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if body, ok := recs[i].Bodies[sum]; ok && sha(body) == sum {
+			return nopCloser{bytes.NewReader(body)}, nil
+		}
+	}
+	packs, err := s.packs()
+	if err != nil {
+		return nil, err
+	}
+	for i := len(packs) - 1; i >= 0; i-- {
+		if sp, ok := packs[i].Bodies[sum]; ok {
+			body, err := s.readPackBody(packs[i].name, sp, sum)
+			if err != nil {
+				return nil, err
+			}
+			return nopCloser{bytes.NewReader(body)}, nil
+		}
 	}
 	return os.Open(s.blobPath(sum))
 }
@@ -264,48 +396,89 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// writeEntries writes a call's entries whole, by way of a temporary file.
-func (s *Store) writeEntries(id string, es []Entry, durable bool) error {
-	data, err := json.Marshal(es)
+// Stats is how much the store holds.
+type Stats struct {
+	Calls  int   // calls with entries
+	Bodies int   // distinct bodies kept (each once, wherever it lies)
+	Bytes  int64 // their size
+}
+
+// Stats counts what the store holds: the log's records, the packs and
+// the blob files.
+func (s *Store) Stats() (Stats, error) {
+	var st Stats
+	recs, err := s.logged()
 	if err != nil {
-		return fmt.Errorf("history: %w", err)
+		return st, err
 	}
-	f, err := s.tempFile()
+	packs, err := s.packs()
 	if err != nil {
-		return err
+		return st, err
 	}
-	if _, err := f.Write(data); err != nil {
-		_, _, _, err = s.dropTemp(f, err)
-		return err
-	}
-	if durable {
-		if err := f.Sync(); err != nil {
-			_, _, _, err = s.dropTemp(f, err)
-			return err
+	sizes := map[string]int64{}
+	for _, r := range recs {
+		for sum, b := range r.Bodies {
+			sizes[sum] = int64(len(b))
 		}
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("history: %w", err)
+	for _, p := range packs {
+		for sum, sp := range p.Bodies {
+			sizes[sum] = sp.Len
+		}
 	}
-	if err := os.Rename(f.Name(), s.entryPath(id)); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("history: %w", err)
+	names, err := readNames(filepath.Join(s.dir, "blobs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return st, fmt.Errorf("history: %w", err)
 	}
-	if durable {
-		return syncDir(filepath.Join(s.dir, "entries"))
+	for _, n := range names {
+		if fi, err := os.Stat(s.blobPath(n)); err == nil && len(n) == 64 {
+			sizes[n] = fi.Size()
+		}
 	}
-	return nil
+	all, err := s.calls()
+	if err != nil {
+		return st, err
+	}
+	st.Calls, st.Bodies = len(all), len(sizes)
+	for _, n := range sizes {
+		st.Bytes += n
+	}
+	return st, nil
 }
 
 // ErrUnknownID is a call id the store has no entries for.
 var ErrUnknownID = errors.New("no history for this id")
 
-// Call returns the entries of one call.
+// Call returns the entries of one call: its latest record in the log,
+// else in the newest pack that has it, else its entry file (a store
+// written before the log). The log is read before the packs, so a seal
+// between the two reads loses nothing.
 func (s *Store) Call(id string) ([]Entry, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("%q: %w", id, ErrUnknownID)
 	}
+	recs, err := s.logged()
+	if err != nil {
+		return nil, err
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].ID == id {
+			return recs[i].Entries, nil
+		}
+	}
+	packs, err := s.packs()
+	if err != nil {
+		return nil, err
+	}
+	for i := len(packs) - 1; i >= 0; i-- {
+		if es, ok := packs[i].Calls[id]; ok {
+			return es, nil
+		}
+	}
+	return s.entryFile(id)
+}
+
+func (s *Store) entryFile(id string) ([]Entry, error) {
 	data, err := os.ReadFile(s.entryPath(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", id, ErrUnknownID)
@@ -320,18 +493,55 @@ func (s *Store) Call(id string) ([]Entry, error) {
 	return es, nil
 }
 
+// calls reads every call's latest entries from the log, the packs and the
+// entry files, each source once.
+func (s *Store) calls() (map[string][]Entry, error) {
+	recs, err := s.logged()
+	if err != nil {
+		return nil, err
+	}
+	packs, err := s.packs()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Entry{}
+	names, err := readNames(filepath.Join(s.dir, "entries"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	for _, n := range names {
+		if id, ok := strings.CutSuffix(n, ".json"); ok && validID(id) {
+			es, err := s.entryFile(id)
+			if errors.Is(err, ErrUnknownID) {
+				continue // pruned meanwhile
+			}
+			if err != nil {
+				return nil, err
+			}
+			out[id] = es
+		}
+	}
+	for _, p := range packs {
+		for id, es := range p.Calls {
+			out[id] = es
+		}
+	}
+	for _, r := range recs {
+		out[r.ID] = r.Entries
+	}
+	return out, nil
+}
+
 // Calls returns the ids of every call kept, oldest first (ids are UUID v7,
 // which sort by time; entry times break no ties the ids don't).
 func (s *Store) Calls() ([]string, error) {
-	names, err := readNames(filepath.Join(s.dir, "entries"))
+	all, err := s.calls()
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, err
 	}
-	ids := make([]string, 0, len(names))
-	for _, n := range names {
-		if id, ok := strings.CutSuffix(n, ".json"); ok {
-			ids = append(ids, id)
-		}
+	ids := make([]string, 0, len(all))
+	for id := range all {
+		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	return ids, nil
@@ -339,20 +549,18 @@ func (s *Store) Calls() ([]string, error) {
 
 // All returns every entry, oldest call first, each call's in its order.
 func (s *Store) All() ([]Entry, error) {
-	ids, err := s.Calls()
+	all, err := s.calls()
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]string, 0, len(all))
+	for id := range all {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
 	var out []Entry
 	for _, id := range ids {
-		es, err := s.Call(id)
-		if errors.Is(err, ErrUnknownID) {
-			continue // pruned meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, es...)
+		out = append(out, all[id]...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out, nil

@@ -30,6 +30,10 @@ type OpenOptions struct {
 	// StartUp is a server's start (not a hook call's): it sweeps what a
 	// crash left (tools.SweepTemp) and prunes the history to its bounds.
 	StartUp bool
+	// Recover writes back what a crash lost of the history and empties its
+	// log (history.Options.Recover), as StartUp does: for the CLI's undo.
+	// A hook call, one change long, leaves it to the server.
+	Recover bool
 }
 
 // Open opens cfg's vault as every vaultgate binary serves it: its file
@@ -50,7 +54,7 @@ func Open(cfg *config.Config, opt OpenOptions) (g *Gate, closeAll func(), err er
 	}
 	var kept *history.Store
 	if !opt.Dry {
-		hist := history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep}
+		hist := history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep, Recover: opt.StartUp || opt.Recover}
 		if kept, err = history.Open(history.Dir(cfg.StateDir), rfs, hist); err != nil {
 			w.Close()
 			rfs.Close()

@@ -359,11 +359,11 @@ func planWrite(s *Set, a args) (*Plan, error) {
 			if st.exists {
 				op = "modify"
 			}
-			k, err := s.keep(append(s.newFolder(rel), history.Target{Op: op, Path: rel.String()})...)
+			k, err := s.keepAsync(append(s.newFolder(rel), history.Target{Op: op, Path: rel.String()})...)
 			if err != nil {
 				return nil, err
 			}
-			err = s.atomicWrite(rel.String(), []byte(content), st)
+			err = s.atomicWrite(rel.String(), []byte(content), st, k)
 			k.settle(err)
 			if err != nil {
 				return nil, err
@@ -414,11 +414,11 @@ func planEdit(s *Set, a args) (*Plan, error) {
 			case n > 1 && !all:
 				return nil, s.fail(say.EditManyMatches{Path: rel.String(), Count: n})
 			}
-			k, err := s.keep(history.Target{Op: "modify", Path: rel.String()})
+			k, err := s.keepAsync(history.Target{Op: "modify", Path: rel.String()})
 			if err != nil {
 				return nil, err
 			}
-			err = s.atomicWrite(rel.String(), []byte(strings.ReplaceAll(text, oldS, newS)), st)
+			err = s.atomicWrite(rel.String(), []byte(strings.ReplaceAll(text, oldS, newS)), st, k)
 			k.settle(err)
 			if err != nil {
 				return nil, err
@@ -429,11 +429,17 @@ func planEdit(s *Set, a args) (*Plan, error) {
 }
 
 // atomicWrite replaces rel with data by way of a file synced before it is
-// named (see placeNew): a crash leaves the old file or the new.
-func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
+// named (see placeNew): a crash leaves the old file or the new. Nothing
+// reaches the vault before k's pre-images are on disk.
+func (s *Set) atomicWrite(rel string, data []byte, before stat, k *kept) error {
 	fsys := s.Vault.Fs
 	dir := path.Dir(rel)
 	if dir != "." {
+		if _, err := fsys.Stat(dir); err != nil {
+			if err := k.durable(); err != nil { // the folders are a change too
+				return err
+			}
+		}
 		if err := fsys.MkdirAll(dir, 0o755); err != nil {
 			return s.osFail(dir, err)
 		}
@@ -463,7 +469,7 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 	if now.exists {
 		mode = now.fi.Mode().Perm()
 	}
-	if err := s.placeNew(fsys, name, tmpDir, data, mode, now.exists); err != nil {
+	if err := s.placeNew(fsys, name, tmpDir, data, mode, now.exists, k.durable); err != nil {
 		if !now.exists && errors.Is(err, fs.ErrExist) {
 			return s.fail(say.ChangedMeantime{Path: rel})
 		}
@@ -477,15 +483,15 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat) error {
 }
 
 // placeNew puts data at name (in folder dir of fsys), synced before it is
-// named. Where the kernel allows, the file is written unnamed (O_TMPFILE)
+// named, and named only once ready returns nil. Where the kernel allows, the file is written unnamed (O_TMPFILE)
 // and linked into place, so a crash leaves nothing; replacing a file still
 // takes a temporary name for the rename, which start-up sweeps (SweepTemp).
 // What is judged a create never replaces anything that appeared meanwhile.
-func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.FileMode, replace bool) error {
+func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.FileMode, replace bool, ready func() error) error {
 	if u, ok := fsys.(UnnamedCreator); ok {
 		f, err := u.CreateUnnamed(mode)
 		if err == nil {
-			return placeUnnamed(fsys, f, name, dir, data, replace)
+			return placeUnnamed(fsys, f, name, dir, data, replace, ready)
 		}
 		if !errors.Is(err, ErrUnnamedUnsupported) {
 			return err
@@ -500,6 +506,10 @@ func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.Fil
 		fsys.Remove(tmp)
 		return err
 	}
+	if err := ready(); err != nil {
+		fsys.Remove(tmp)
+		return err
+	}
 	rename := fsys.Rename
 	if r, isR := fsys.(NoReplaceRenamer); isR && !replace {
 		rename = r.RenameNoReplace // judged as a create: replace nothing
@@ -511,11 +521,14 @@ func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.Fil
 	return nil
 }
 
-func placeUnnamed(fsys afero.Fs, f UnnamedFile, name, dir string, data []byte, replace bool) error {
+func placeUnnamed(fsys afero.Fs, f UnnamedFile, name, dir string, data []byte, replace bool, ready func() error) error {
 	if err := writeSynced(f, data); err != nil {
 		return err
 	}
 	defer f.Close()
+	if err := ready(); err != nil {
+		return err
+	}
 	if !replace {
 		return f.Link(name) // EEXIST if something appeared: nothing replaced
 	}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,6 +176,41 @@ func TestAtomicWriteLeavesNoTemp(t *testing.T) {
 	}
 	if fi, _ := os.Stat(filepath.Join(root, "notes/a.md")); fi.Mode().Perm() != 0o644 {
 		t.Errorf("mode changed to %v", fi.Mode())
+	}
+}
+
+// TestPlaceNewWaitsForReady: the new content is named only once ready
+// (the history's flush of the pre-images) says yes; a no leaves the old
+// file as it was, or no new one, and no temporary name.
+func TestPlaceNewWaitsForReady(t *testing.T) {
+	s, root := realVault(t)
+	old, _ := os.ReadFile(filepath.Join(root, "notes/a.md"))
+	notYet := errors.New("the pre-images did not reach the disk")
+	no := func() error { return notYet }
+	pinned, err := s.Vault.Fs.(Pinner).Pin("notes") // as atomicWrite places
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pinned.Close()
+	for _, c := range []struct {
+		name    string
+		replace bool
+	}{{"a.md", true}, {"fresh.md", false}} {
+		if err := s.placeNew(pinned, c.name, ".", []byte("new\n"), 0o644, c.replace, no); !errors.Is(err, notYet) {
+			t.Fatalf("%s: %v, want ready's no", c.name, err)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "notes/a.md")); string(got) != string(old) {
+		t.Errorf("notes/a.md changed to %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "notes/fresh.md")); err == nil {
+		t.Error("notes/fresh.md was made")
+	}
+	ents, _ := os.ReadDir(filepath.Join(root, "notes"))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), tempPrefix) {
+			t.Errorf("temp file left: %s", e.Name())
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/vaultgate/vaultgate/history"
 )
 
 // walledVault is the sample vault with bash walled on the overlay.
@@ -158,13 +159,17 @@ func TestWallKillInTheMiddleOfBashCommit(t *testing.T) {
 			t.Fatalf("%s is %q after the restart: the commit was not finished whole", name, after[name])
 		}
 	}
-	entries, _ := filepath.Glob(filepath.Join(state, "history", "entries", "*.json"))
-	if len(entries) != 1 {
-		t.Fatalf("history entries: %v", entries)
+	kept, err := history.OpenReadOnly(history.Dir(state))
+	if err != nil {
+		t.Fatal(err)
 	}
-	id := strings.TrimSuffix(filepath.Base(entries[0]), ".json")
-	if body, _ := os.ReadFile(entries[0]); strings.Contains(string(body), `"state":"pending"`) {
-		t.Errorf("the call's history is still pending after the restart: %.200s", body)
+	ids, err := kept.Calls()
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("history calls: %v %v", ids, err)
+	}
+	id := ids[0]
+	if es, err := kept.Call(id); err != nil || len(es) == 0 || es[0].State == history.Pending {
+		t.Errorf("the call's history is still pending after the restart: %+v %v", es, err)
 	}
 	if out, errOut, code := runCLI(t, "undo", "--config", cfg, id); code != 0 {
 		t.Fatalf("undo: %d %s %s", code, out, errOut)

@@ -22,7 +22,7 @@ import (
 const exitFailed = 1
 
 func openHistory(cfg *config.Config) (*history.Store, error) {
-	return history.Open(history.Dir(cfg.StateDir), nil, history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep})
+	return history.Open(history.Dir(cfg.StateDir), nil, history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep, Recover: true})
 }
 
 func init() {
@@ -216,7 +216,7 @@ the history nor the audit log knows (then nothing is done).`,
 			if err != nil {
 				return fail(exitUsage, "--%v", err)
 			}
-			g, closeAll, err := server.Open(cfg, server.OpenOptions{})
+			g, closeAll, err := server.Open(cfg, server.OpenOptions{Recover: true})
 			if err != nil {
 				return fail(exitFailed, "%v", err)
 			}

@@ -1,0 +1,157 @@
+package history
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// The log is where a call's entries and the bodies it kept go first: one
+// file, always open, appended to. A pre-image is durable after one flush
+// of it, where a blob file and an entry file of their own cost an inode
+// each (on a busy ext4 disk as much as the whole write they guard) and
+// four flushes: file, folder, file, folder. Readers read the log as well
+// as the packs it is sealed into (pack.go), so nothing is written twice on
+// the call's path.
+//
+// A record is framed: magic, payload length, CRC-32C of the payload, then
+// the payload (JSON). Writers append whole frames with one write on a
+// file opened O_APPEND, so the frames of several processes never
+// interleave; a frame cut short by a crash or a full disk is skipped, and
+// reading resumes at the next magic. A later record of a call replaces
+// the earlier one (its outcome after its pending entries).
+
+const logName = "log"
+
+var logMagic = [4]byte{'v', 'g', 'h', '1'}
+
+const frameHead = 12 // magic, length, CRC
+
+// logBudget bounds the bodies one record holds: a body that does not fit
+// is a blob file of its own (blobs/), synced as such, so a recursive
+// delete of a large folder costs what it did without the log.
+const logBudget = 1 << 20
+
+// logLimit is the size past which a writer seals the log into a pack when
+// no one else is using the store. A var for the tests.
+var logLimit int64 = 4 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// logRecord is one step of one call: its entries as they stand, and the
+// bodies of this step's states that are not blob files.
+type logRecord struct {
+	ID      string            `json:"id"`
+	Entries []Entry           `json:"entries"`
+	Bodies  map[string][]byte `json:"bodies,omitempty"` // by sha256
+	size    int
+}
+
+// fits reserves room for a body of n bytes, if the record has it.
+func (r *logRecord) fits(n int) bool {
+	if r.size+n > logBudget {
+		return false
+	}
+	r.size += n
+	return true
+}
+
+func (r *logRecord) add(sum string, body []byte) {
+	if r.Bodies == nil {
+		r.Bodies = map[string][]byte{}
+	}
+	r.Bodies[sum] = body
+}
+
+func frame(payload []byte) []byte {
+	out := make([]byte, frameHead, frameHead+len(payload))
+	copy(out, logMagic[:])
+	binary.LittleEndian.PutUint32(out[4:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(out[8:], crc32.Checksum(payload, castagnoli))
+	return append(out, payload...)
+}
+
+// appendLog writes r as one frame; durable flushes it, so that when it
+// returns nil the record survives a power cut.
+func (s *Store) appendLog(r *logRecord, durable bool) error {
+	payload, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	if _, err := s.log.Write(frame(payload)); err != nil {
+		return fmt.Errorf("history: write %s: %w", s.log.Name(), err)
+	}
+	if durable {
+		if err := dataSync(s.log); err != nil {
+			return fmt.Errorf("history: sync %s: %w", s.log.Name(), err)
+		}
+	}
+	s.logChanged()
+	return nil
+}
+
+// readLog returns every whole record in data, skipping what is not one.
+func readLog(data []byte) []logRecord {
+	var out []logRecord
+	for len(data) >= frameHead {
+		if !bytes.Equal(data[:4], logMagic[:]) {
+			data = nextFrame(data)
+			continue
+		}
+		n := int(binary.LittleEndian.Uint32(data[4:]))
+		sum := binary.LittleEndian.Uint32(data[8:])
+		if n > len(data)-frameHead || crc32.Checksum(data[frameHead:frameHead+n], castagnoli) != sum {
+			data = nextFrame(data)
+			continue
+		}
+		var r logRecord
+		if json.Unmarshal(data[frameHead:frameHead+n], &r) == nil && validID(r.ID) {
+			out = append(out, r)
+		}
+		data = data[frameHead+n:]
+	}
+	return out
+}
+
+func nextFrame(data []byte) []byte {
+	i := bytes.Index(data[1:], logMagic[:])
+	if i < 0 {
+		return nil
+	}
+	return data[1+i:]
+}
+
+// openLog opens the store's log for appending, creating it durably.
+func openLog(dir string) (*os.File, error) {
+	name := filepath.Join(dir, logName)
+	_, statErr := os.Lstat(name)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if err := syncDir(dir); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// logSize is how long the log has grown; 0 if unknown.
+func (s *Store) logSize() int64 {
+	if s.log == nil {
+		return 0
+	}
+	fi, err := s.log.Stat()
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}

@@ -1,0 +1,327 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+)
+
+// logStore is a vault folder and a store over it, for the log's tests,
+// which reach inside the store.
+func logStore(t *testing.T, opt Options) (vault, state string, s *Store) {
+	t.Helper()
+	dir := t.TempDir()
+	vault, state = filepath.Join(dir, "vault"), filepath.Join(dir, "state")
+	if err := os.MkdirAll(vault, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, vault, state, opt)
+	return vault, state, s
+}
+
+func openAt(t *testing.T, vault, state string, opt Options) *Store {
+	t.Helper()
+	s, err := Open(Dir(state), afero.NewBasePathFs(afero.NewOsFs(), vault), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func put(t *testing.T, vault, rel string, body []byte) string {
+	t.Helper()
+	p := filepath.Join(vault, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sha(body)
+}
+
+func logLen(t *testing.T, s *Store) int64 {
+	t.Helper()
+	fi, err := os.Stat(filepath.Join(s.Dir(), logName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func readBlob(t *testing.T, s *Store, sum string) string {
+	t.Helper()
+	r, err := s.Blob(sum)
+	if err != nil {
+		t.Fatalf("blob %s: %v", sum, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(names)
+}
+
+// TestBeginMakesNoFile: a small pre-image and the call's entries go into
+// one record of the log, flushed; no blob or entry file is made (each
+// costs an inode), and both read back from the log, then from the pack
+// the log is sealed into.
+func TestBeginMakesNoFile(t *testing.T) {
+	vault, state, s := logStore(t, Options{})
+	sum := put(t, vault, "a.md", []byte("before\n"))
+	c, err := s.Begin("call-1", Meta{Tool: "write"}, []Target{{Op: "modify", Path: "a.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, vault, "a.md", []byte("after\n"))
+	if err := c.Done(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"blobs", "entries", packsDir, "tmp"} {
+		if n := countFiles(t, filepath.Join(s.Dir(), d)); n != 0 {
+			t.Errorf("%s/ holds %d files after a call", d, n)
+		}
+	}
+	check := func(s *Store) {
+		t.Helper()
+		es, err := s.Call("call-1")
+		if err != nil || len(es) != 1 || es[0].State != Applied || es[0].Before.SHA256 != sum {
+			t.Fatalf("entries: %+v, %v", es, err)
+		}
+		if got := readBlob(t, s, sum); got != "before\n" {
+			t.Fatalf("pre-image %q", got)
+		}
+		if got := readBlob(t, s, es[0].After.SHA256); got != "after\n" {
+			t.Fatalf("after-state %q", got)
+		}
+	}
+	check(s)
+	s.Close()
+	s2 := openAt(t, vault, state, Options{Recover: true})
+	if n := logLen(t, s2); n != 0 {
+		t.Fatalf("the log holds %d bytes after a recovering open", n)
+	}
+	if n := countFiles(t, filepath.Join(s2.Dir(), packsDir)); n != 2 {
+		t.Fatalf("packs/ holds %d files, want a pack and its index", n)
+	}
+	check(s2)
+}
+
+// TestPowerCutAfterBegin: Begin's record is flushed, the outcome's is
+// not; a power cut that loses the outcome leaves the call pending, with
+// its pre-image.
+func TestPowerCutAfterBegin(t *testing.T) {
+	vault, state, s := logStore(t, Options{})
+	sum := put(t, vault, "a.md", []byte("before\n"))
+	c, err := s.Begin("call-1", Meta{Tool: "write"}, []Target{{Op: "modify", Path: "a.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	synced := logLen(t, s)
+	put(t, vault, "a.md", []byte("after\n"))
+	if err := c.Done(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// what a power cut leaves: the flushed part, and a torn rest
+	if err := os.Truncate(filepath.Join(Dir(state), logName), synced+7); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openAt(t, vault, state, Options{Recover: true})
+	es, err := s2.Call("call-1")
+	if err != nil || len(es) != 1 || es[0].State != Pending {
+		t.Fatalf("entries after the cut: %+v, %v", es, err)
+	}
+	if got := readBlob(t, s2, sum); got != "before\n" {
+		t.Fatalf("pre-image %q", got)
+	}
+}
+
+// TestLogFramesCutShortAreSkipped: a frame cut short (a crash in its
+// write, a full disk) or damaged loses only itself; the records after it
+// are read.
+func TestLogFramesCutShortAreSkipped(t *testing.T) {
+	rec := func(id string) []byte {
+		return frame(fmt.Appendf(nil, `{"id":%q,"entries":[{"path":"x.md","op":"modify"}]}`, id))
+	}
+	damaged := rec("two")
+	damaged[len(damaged)-3] ^= 0xff
+	var log []byte
+	log = append(log, rec("one")...)
+	log = append(log, rec("half")[:20]...)
+	log = append(log, damaged...)
+	log = append(log, "noise"...)
+	log = append(log, rec("three")...)
+	log = append(log, rec("bad/id")...)
+	log = append(log, rec("four")[:frameHead+2]...)
+	var ids []string
+	for _, r := range readLog(log) {
+		ids = append(ids, r.ID)
+	}
+	if got := strings.Join(ids, " "); got != "one three" {
+		t.Fatalf("records read: %q, want \"one three\"", got)
+	}
+}
+
+// TestBodyTooBigIsItsOwnDurableBlob: a body past the record's budget is
+// not in the record; it is a blob file of its own, synced before Begin
+// returns.
+func TestBodyTooBigIsItsOwnDurableBlob(t *testing.T) {
+	vault, _, s := logStore(t, Options{})
+	big := bytes.Repeat([]byte("0123456789abcdef"), logBudget/16+1)
+	bigSum := put(t, vault, "big.bin", big)
+	smallSum := put(t, vault, "small.md", []byte("small\n"))
+	if _, err := s.Begin("call-1", Meta{Tool: "delete"}, []Target{{Op: "delete", Path: "big.bin"}, {Op: "delete", Path: "small.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := s.logged()
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%d records, %v; want 1", len(recs), err)
+	}
+	if _, ok := recs[0].Bodies[bigSum]; ok {
+		t.Error("the record holds the body past its budget")
+	}
+	if _, ok := recs[0].Bodies[smallSum]; !ok {
+		t.Error("the record lacks the small body")
+	}
+	if fi, err := os.Stat(s.blobPath(bigSum)); err != nil || fi.Size() != int64(len(big)) {
+		t.Fatalf("the big body's blob: %v, %v", fi, err)
+	}
+	if _, ok := s.synced.Load(bigSum); !ok {
+		t.Error("the big body's blob was not synced")
+	}
+}
+
+// TestLogIsSealedPastItsLimit: a writer alone with the store seals the
+// log once it grows past logLimit; every call stays readable, and a body
+// kept by many calls is in the packs once.
+func TestLogIsSealedPastItsLimit(t *testing.T) {
+	defer func(old int64) { logLimit = old }(logLimit)
+	logLimit = 2048
+	vault, _, s := logStore(t, Options{})
+	for i := range 20 {
+		put(t, vault, "n.md", bytes.Repeat([]byte{'a' + byte(i%4)}, 500))
+		if _, err := s.Begin(fmt.Sprintf("call-%02d", i), Meta{Tool: "write"}, []Target{{Op: "modify", Path: "n.md"}}); err != nil {
+			t.Fatal(err)
+		}
+		if n := logLen(t, s); n > logLimit+4096 {
+			t.Fatalf("after call %d the log holds %d bytes, past its limit", i, n)
+		}
+	}
+	st, err := s.Stats()
+	if err != nil || st.Calls != 20 || st.Bodies != 4 {
+		t.Fatalf("stats %+v, %v; want 20 calls over 4 bodies", st, err)
+	}
+	packs, _ := s.packs()
+	seen := map[string]int{}
+	for _, p := range packs {
+		for sum := range p.Bodies {
+			seen[sum]++
+		}
+	}
+	for sum, n := range seen {
+		if n > 1 {
+			t.Errorf("body %s is in %d packs", sum[:8], n)
+		}
+	}
+}
+
+// TestSealWaitsForWriters: Begins from many goroutines with seals between
+// them lose no record and no body (run with -race).
+func TestSealWaitsForWriters(t *testing.T) {
+	defer func(old int64) { logLimit = old }(logLimit)
+	logLimit = 4096
+	vault, state, s := logStore(t, Options{Recover: true})
+	sums := map[string]string{}
+	for i := range 40 {
+		sums[fmt.Sprintf("call-%02d", i)] = put(t, vault, fmt.Sprintf("n%d.md", i), fmt.Appendf(nil, "note %d\n", i))
+	}
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			if _, err := s.Begin(fmt.Sprintf("call-%02d", i), Meta{Tool: "write", Time: time.Now()}, []Target{{Op: "modify", Path: fmt.Sprintf("n%d.md", i)}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if logLen(t, s) > logLimit+4096 {
+		t.Errorf("the log was never sealed: %d bytes", logLen(t, s))
+	}
+	s.Close()
+	s2 := openAt(t, vault, state, Options{Recover: true})
+	ids, err := s2.Calls()
+	if err != nil || len(ids) != 40 {
+		t.Fatalf("%d calls after the seals, want 40 (%v)", len(ids), err)
+	}
+	for _, id := range ids {
+		es, err := s2.Call(id)
+		if err != nil || len(es) != 1 || es[0].Before.SHA256 != sums[id] {
+			t.Fatalf("%s: %+v, %v", id, es, err)
+		}
+		if body := readBlob(t, s2, sums[id]); sha([]byte(body)) != sums[id] {
+			t.Fatalf("%s: body %q", id, body)
+		}
+	}
+}
+
+// TestGCPrunesInsidePacks: a GC seals the log, drops the pruned calls
+// and the bodies only they named from the packs, and keeps the rest
+// readable; a damaged pack body is reported, never served.
+func TestGCPrunesInsidePacks(t *testing.T) {
+	vault, _, s := logStore(t, Options{Keep: time.Hour})
+	old := put(t, vault, "a.md", []byte("old body\n"))
+	if _, err := s.Begin("call-1", Meta{Tool: "write", Time: time.Now().Add(-2 * time.Hour)}, []Target{{Op: "modify", Path: "a.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	kept := put(t, vault, "a.md", []byte("new body\n"))
+	if _, err := s.Begin("call-2", Meta{Tool: "write"}, []Target{{Op: "modify", Path: "a.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.GC(time.Now())
+	if err != nil || p.Calls != 1 || p.Blobs != 1 {
+		t.Fatalf("pruned %+v, %v; want one call and its body", p, err)
+	}
+	if _, err := s.Call("call-1"); err == nil {
+		t.Error("the pruned call is still there")
+	}
+	if _, err := s.Blob(old); err == nil {
+		t.Error("the pruned body is still served")
+	}
+	if got := readBlob(t, s, kept); got != "new body\n" {
+		t.Fatalf("kept body %q", got)
+	}
+	// damage the kept body in its pack: reading it fails, loudly
+	packs, _ := s.packs()
+	if len(packs) != 1 {
+		t.Fatalf("%d packs after the GC, want 1", len(packs))
+	}
+	f, err := os.OpenFile(s.packPath(packs[0].name, ".pack"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte("X"), packs[0].Bodies[kept].Off)
+	f.Close()
+	if _, err := s.Blob(kept); err == nil || !strings.Contains(err.Error(), "does not match") {
+		t.Fatalf("a damaged body was served: %v", err)
+	}
+}

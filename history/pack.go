@@ -1,0 +1,237 @@
+package history
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A pack is the log sealed: packs/<name>.pack holds bodies back to back,
+// each once, and packs/<name>.idx (JSON) the calls' entries and where each
+// body lies in the pack. Names sort by age. A pack is written whole and
+// synced before its index, and the index before the log is emptied, so a
+// crash leaves either the log or the pack (a pack without an index is
+// removed at the next open); sealing the same records twice is harmless.
+
+const packsDir = "packs"
+
+type span struct {
+	Off int64 `json:"off"`
+	Len int64 `json:"len"`
+}
+
+type packIndex struct {
+	Calls  map[string][]Entry `json:"calls"`
+	Bodies map[string]span    `json:"bodies"`
+	name   string
+}
+
+func (s *Store) packPath(name, ext string) string {
+	return filepath.Join(s.dir, packsDir, name+ext)
+}
+
+// packs returns the store's pack indexes, oldest first.
+func (s *Store) packs() ([]*packIndex, error) {
+	names, err := readNames(filepath.Join(s.dir, packsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	slices.Sort(names)
+	var out []*packIndex
+	for _, n := range names {
+		name, ok := strings.CutSuffix(n, ".idx")
+		if !ok {
+			continue
+		}
+		data, err := os.ReadFile(s.packPath(name, ".idx"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed by a GC meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		p := &packIndex{name: name}
+		if err := json.Unmarshal(data, p); err != nil {
+			return nil, fmt.Errorf("history: pack index %s: %w", n, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// logged returns the log's records as they stand.
+func (s *Store) logged() ([]logRecord, error) {
+	data, err := os.ReadFile(filepath.Join(s.dir, logName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	return readLog(data), nil
+}
+
+// logChanged is called after this process appended to the log.
+func (s *Store) logChanged() {}
+
+// readPackBody reads one body out of a pack and checks it against its
+// name: a body that does not match is reported, never restored.
+func (s *Store) readPackBody(pack string, sp span, sum string) ([]byte, error) {
+	f, err := os.Open(s.packPath(pack, ".pack"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	body := make([]byte, sp.Len)
+	if _, err := f.ReadAt(body, sp.Off); err != nil {
+		return nil, fmt.Errorf("history: pack %s: %w", pack, err)
+	}
+	if sha(body) != sum {
+		return nil, fmt.Errorf("history: pack %s: the body of %s does not match its name", pack, sum)
+	}
+	return body, nil
+}
+
+func sha(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// seal moves the log's records into a new pack and empties the log. The
+// store's lock must be held exclusively: no writer is mid-record.
+func (s *Store) seal() error {
+	if s.log == nil {
+		return nil
+	}
+	recs, err := s.logged()
+	if err != nil {
+		return err
+	}
+	if len(recs) > 0 {
+		if err := s.writePack(recs); err != nil {
+			return err
+		}
+	}
+	if s.logSize() == 0 {
+		return nil
+	}
+	if err := s.log.Truncate(0); err != nil {
+		return fmt.Errorf("history: empty %s: %w", s.log.Name(), err)
+	}
+	return dataSync(s.log)
+}
+
+// writePack writes recs as one pack: the latest entries of each call,
+// and each body no pack or blob file holds yet.
+func (s *Store) writePack(recs []logRecord) error {
+	have := map[string]bool{}
+	old, err := s.packs()
+	if err != nil {
+		return err
+	}
+	for _, p := range old {
+		for sum := range p.Bodies {
+			have[sum] = true
+		}
+	}
+	idx := packIndex{Calls: map[string][]Entry{}, Bodies: map[string]span{}}
+	var data bytes.Buffer
+	for _, r := range recs {
+		idx.Calls[r.ID] = r.Entries
+		for sum, body := range r.Bodies {
+			if have[sum] || s.haveBlob(sum, int64(len(body))) {
+				continue
+			}
+			have[sum] = true
+			idx.Bodies[sum] = span{Off: int64(data.Len()), Len: int64(len(body))}
+			data.Write(body)
+		}
+	}
+	name := fmt.Sprintf("%020d-%s", time.Now().UnixNano(), randomHex()[:8])
+	return s.placePack(name, &idx, data.Bytes())
+}
+
+// placePack writes a pack and then its index, each synced, then their
+// folder.
+func (s *Store) placePack(name string, idx *packIndex, data []byte) error {
+	if err := os.MkdirAll(filepath.Join(s.dir, packsDir), 0o700); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	meta, err := json.Marshal(idx)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	if err := s.writeSynced(s.packPath(name, ".pack"), data); err != nil {
+		return err
+	}
+	if err := s.writeSynced(s.packPath(name, ".idx"), meta); err != nil {
+		return err
+	}
+	return syncDir(filepath.Join(s.dir, packsDir))
+}
+
+// writeSynced puts data at name by way of a temporary file, synced
+// before it is named.
+func (s *Store) writeSynced(name string, data []byte) error {
+	tmp, err := s.tempFile()
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		_, _, _, err = s.dropTemp(tmp, err)
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		_, _, _, err = s.dropTemp(tmp, err)
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("history: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("history: %w", err)
+	}
+	return nil
+}
+
+// sweepPacks removes a pack a crash left without its index (run with the
+// lock held exclusively).
+func (s *Store) sweepPacks() error {
+	names, err := readNames(filepath.Join(s.dir, packsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	for _, n := range names {
+		if name, ok := strings.CutSuffix(n, ".pack"); ok {
+			if _, err := os.Stat(s.packPath(name, ".idx")); errors.Is(err, fs.ErrNotExist) {
+				os.Remove(s.packPath(name, ".pack"))
+			}
+		}
+	}
+	return nil
+}
+
+// nopCloser gives a body held in memory the Blob shape.
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+var _ io.ReadCloser = nopCloser{}
