@@ -35,6 +35,10 @@ type Options struct {
 	// Signals are passed on: the first ends the agent (SIGTERM, then
 	// SIGKILL after Grace), a second kills it at once.
 	Signals <-chan os.Signal
+	// Forward are signals passed to the agent as they are (SIGWINCH: the
+	// terminal's size changed, and the agent, in a session of its own,
+	// would not hear of it).
+	Forward <-chan os.Signal
 	Grace   time.Duration // 0 is DefaultGrace
 	Log     io.Writer     // what the person should know; nil is os.Stderr
 }
@@ -156,7 +160,7 @@ func Run(ctx context.Context, o Options) (int, error) {
 	wall, err := sandbox.AgentWall(sandbox.AgentView{
 		Home: cfg.Run.Home, Hide: hide,
 		Cover:   []string{cfg.Vault, cfg.File, cfg.StateDir, cfg.AuditPath},
-		Binds:   []string{dir, o.Exe},
+		Binds:   append([]string{dir, o.Exe}, cfg.Run.ReadOnly...),
 		Network: cfg.Run.Network == config.NetworkHost,
 		User:    u,
 	})
@@ -230,6 +234,8 @@ func Run(ctx context.Context, o Options) (int, error) {
 			fmt.Fprintf(logw, "vaultgate: run %s: %v: ending the agent\n", runID, sig)
 			proc.Signal(syscall.SIGTERM)
 			deadline = time.After(grace)
+		case sig := <-o.Forward:
+			proc.Signal(sig)
 		case <-deadline:
 			proc.Kill()
 		case <-ctx.Done():

@@ -13,11 +13,12 @@ import (
 // runFile is the [run] table: how `vaultgate run` starts the agent's own
 // process.
 type runFile struct {
-	User    string          `toml:"user"`
-	Home    string          `toml:"home"`
-	Env     []string        `toml:"env"`
-	Network string          `toml:"network"`
-	Secrets []runSecretFile `toml:"secrets"`
+	User     string          `toml:"user"`
+	Home     string          `toml:"home"`
+	Env      []string        `toml:"env"`
+	Network  string          `toml:"network"`
+	ReadOnly []string        `toml:"read_only"`
+	Secrets  []runSecretFile `toml:"secrets"`
 }
 
 type runSecretFile struct {
@@ -58,7 +59,12 @@ type Run struct {
 	// matches a glob.
 	Env     []string
 	Network string // NetworkHost or NetworkNone
-	Secrets []RunSecret
+	// ReadOnly are host paths, absolute, bound read-only at their own
+	// path into the agent's view besides the system folders: where the
+	// agent's program lives when that is not /usr (~/.local/bin/claude,
+	// /opt/…).
+	ReadOnly []string
+	Secrets  []RunSecret
 }
 
 // RunSecret is a [[run.secrets]] entry: the agent's variable Name gets the
@@ -89,7 +95,7 @@ func (c *Config) run(base string, r runFile, explicit bool) (Run, error) {
 	}
 	out.Home = home
 	if explicit {
-		if err := c.checkRunHome(home); err != nil {
+		if err := c.checkApart(home); err != nil {
 			return Run{}, fail("home", err)
 		}
 	}
@@ -106,6 +112,19 @@ func (c *Config) run(base string, r runFile, explicit bool) (Run, error) {
 		}
 	}
 	out.Env = r.Env
+	for _, p := range r.ReadOnly {
+		abs, err := expandPath(base, p)
+		if err != nil {
+			return Run{}, fail("read_only", err)
+		}
+		if abs == "/" {
+			return Run{}, fail("read_only", errors.New("\"/\" would show the agent everything: list the folders its program needs"))
+		}
+		if err := c.checkApart(abs); err != nil {
+			return Run{}, fail("read_only", err)
+		}
+		out.ReadOnly = append(out.ReadOnly, abs)
+	}
 	switch r.Network {
 	case NetworkHost, NetworkNone:
 	default:
@@ -150,13 +169,15 @@ func validEnvGlob(s string) bool {
 // top of what Load checked: that the agent's home lies apart from the
 // vault, the config, the state folder and the audit log.
 func (c *Config) CheckRun() error {
-	if err := c.checkRunHome(c.Run.Home); err != nil {
+	if err := c.checkApart(c.Run.Home); err != nil {
 		return &Error{File: c.File, Key: "run.home", Err: err}
 	}
 	return nil
 }
 
-func (c *Config) checkRunHome(home string) error {
+// checkApart reports a path of the agent's view that overlaps what it
+// must never see.
+func (c *Config) checkApart(home string) error {
 	for _, ctl := range []struct{ what, path string }{
 		{"the vault", c.Vault}, {"the config", c.File}, {"the state folder", c.StateDir}, {"the audit log", c.AuditPath},
 	} {
@@ -164,7 +185,7 @@ func (c *Config) checkRunHome(home string) error {
 			continue
 		}
 		if inside(home, ctl.path) || inside(ctl.path, home) {
-			return fmt.Errorf("%s overlaps %s (%s): the agent's home must lie apart from what it must never see", home, ctl.what, ctl.path)
+			return fmt.Errorf("%s overlaps %s (%s): what the agent sees must lie apart from what it must never see", home, ctl.what, ctl.path)
 		}
 	}
 	return nil

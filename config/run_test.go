@@ -34,6 +34,7 @@ user = "vaultgate-agent"
 home = "agent"
 env = ["PATH", "LC_*", "EDITOR"]
 network = "none"
+read_only = ["/opt/agent", "bin"]
 [[run.secrets]]
 name = "ANTHROPIC_API_KEY"
 from_env = "MY_ANTHROPIC_KEY"
@@ -44,6 +45,9 @@ from_env = "MY_ANTHROPIC_KEY"
 	r := c.Run
 	if r.User != "vaultgate-agent" || r.Network != NetworkNone || !slices.Equal(r.Env, []string{"PATH", "LC_*", "EDITOR"}) {
 		t.Errorf("run = %+v", r)
+	}
+	if !slices.Equal(r.ReadOnly, []string{"/opt/agent", filepath.Join(filepath.Dir(c.File), "bin")}) {
+		t.Errorf("read_only = %v", r.ReadOnly)
 	}
 	if r.Home != filepath.Join(filepath.Dir(c.File), "agent") {
 		t.Errorf("home %q is not relative to the config's folder", r.Home)
@@ -76,6 +80,9 @@ func TestRunErrors(t *testing.T) {
 		{"[[run.secrets]]\nname = \"K\"\nfrom_env = \"\"\n", "run.secrets[0].from_env", "not a variable name"},
 		{"[[run.secrets]]\nname = \"K\"\nfrom_env = \"A\"\n[[run.secrets]]\nname = \"K\"\nfrom_env = \"B\"\n", "run.secrets[1].name", "given twice"},
 		{"[run]\nsecret = 1\n", "run.secret", "unknown key"},
+		{"[run]\nread_only = [\"/\"]\n", "run.read_only", "everything"},
+		{"[run]\nread_only = [\"vault/notes\"]\n", "run.read_only", "overlaps the vault"},
+		{"[run]\nread_only = [\".\"]\n", "run.read_only", "overlaps the vault"},
 	}
 	for _, c := range cases {
 		_, err := Load(writeConfig(t, "vault = \"vault\"\n"+c.body))

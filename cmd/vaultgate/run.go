@@ -63,10 +63,13 @@ wall is missing.`,
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer signal.Stop(sigs)
+			winch := make(chan os.Signal, 1)
+			signal.Notify(winch, syscall.SIGWINCH)
+			defer signal.Stop(winch)
 			code, err := agentrun.Run(context.Background(), agentrun.Options{
 				Config: cfg, Agent: agent, Command: args, Cwd: cwd, Claude: claude,
 				Environ: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-				Exe: exe, Helper: sandbox.HelperBeside(), Signals: sigs, Log: stderr,
+				Exe: exe, Helper: sandbox.HelperBeside(), Signals: sigs, Forward: winch, Log: stderr,
 			})
 			if err != nil {
 				fail(1, "%v", err)

@@ -466,6 +466,21 @@ func TestWallRunFaults(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.home, "ran")); err != nil {
 		t.Errorf("the agent did not run: %v", err)
 	}
+	// A program outside the system folders runs once [run] read_only
+	// binds its folder; a read_only path that is missing starts nothing.
+	for _, ro := range []string{filepath.Dir(hidden), "/nonexistent-vg-ro"} {
+		s := newRunSetup(t, strings.Replace(runTable, "[[run.secrets]]", fmt.Sprintf("read_only = [%q]\n[[run.secrets]]", ro), 1))
+		cmd := exec.Command(bin, "run", "--config", s.cfg, "--", hidden, "touch", filepath.Join(s.home, "ran"))
+		cmd.Env = launcherEnv()
+		out, err := cmd.CombinedOutput()
+		_, ran := os.Stat(filepath.Join(s.home, "ran"))
+		if ro == filepath.Dir(hidden) && (err != nil || ran != nil) {
+			t.Errorf("read_only %s: %v %s", ro, err, out)
+		}
+		if ro != filepath.Dir(hidden) && (err == nil || ran == nil || !strings.Contains(string(out), ro)) {
+			t.Errorf("read_only %s (missing): %v %s", ro, err, out)
+		}
+	}
 }
 
 func errorsAs(err error, ee **exec.ExitError) bool {
