@@ -181,7 +181,8 @@ var (
 	WhyDangerousEnv      = ExecWhy{"a variable that changes how programs start", "переменная, меняющая запуск программ"}
 	WhySedScript         = ExecWhy{"a sed script that writes files or runs commands", "скрипт sed, который пишет файлы или выполняет команды"}
 	WhyDynamicExpansion  = ExecWhy{"an expansion that evaluates data as code", "подстановка, выполняющая данные как код"}
-	WhyDynamicArgument   = ExecWhy{"an argument only known when it runs, where it could run a program or write a file", "аргумент, известный только при выполнении, там, где он мог бы запустить программу или записать файл"}
+	WhyDynamicArgument   = ExecWhy{"an argument only known when it runs (a variable, a substitution, or a glob that may match a name starting with \"-\"), where the program reads options: it could be one that runs a program or writes a file; put \"--\" before it", "аргумент, известный только при выполнении (переменная, подстановка или шаблон, который может совпасть с именем, начинающимся с «-»), там, где программа читает опции: это может оказаться опция, которая запускает программу или пишет файл; поставьте перед ним «--»"}
+	WhyMachine           = ExecWhy{"it changes the machine (its name, clock, mounts, network, services), not the vault, which no zone covers", "она меняет машину (её имя, часы, монтирование, сеть, службы), а не хранилище, и никакая зона этого не покрывает"}
 	// WhyUnexplained is for a reason the catalogue has no words for: a bug
 	// the planner's test catches, worded so that it still refuses sensibly.
 	WhyUnexplained = ExecWhy{"vaultgate can't tell what it would do", "vaultgate не может понять, что она сделает"}

@@ -254,11 +254,23 @@ func runMapfile(a *analyzer, st *state, c *cmdCall) {
 	a.setNames(st, c, names)
 }
 
+// runPrintf: printf's one option, -v NAME (or -vNAME), sets a variable;
+// a first word that could be it (a glob matching "-vPATH", a variable) is
+// of unknown effect.
 func runPrintf(a *analyzer, st *state, c *cmdCall) {
-	if len(c.args) >= 2 {
-		if s, ok := c.args[0].lit(); ok && s == "-v" {
-			a.setNames(st, c, c.args[1:2])
+	if len(c.args) == 0 {
+		return
+	}
+	s, ok := c.args[0].lit()
+	switch {
+	case !ok:
+		if !a.optionSafe(st, c.args[0], false, "printf") {
+			a.exec(st, "printf", DynamicArgument, "printf")
 		}
+	case s == "-v" && len(c.args) >= 2:
+		a.setNames(st, c, c.args[1:2])
+	case strings.HasPrefix(s, "-v") && len(s) > 2:
+		a.setNames(st, c, []field{litField(s[2:])})
 	}
 }
 

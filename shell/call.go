@@ -358,6 +358,15 @@ var execPrograms = map[string]ExecWhy{
 	"compgen": ShellBuiltin, "compopt": ShellBuiltin, "fc": ShellBuiltin, "history": ShellBuiltin,
 	"kill": ShellBuiltin, "fg": ShellBuiltin, "bg": ShellBuiltin, "suspend": ShellBuiltin, "logout": ShellBuiltin,
 	"ulimit": ShellBuiltin, "disown": ShellBuiltin, "coproc": ShellBuiltin,
+	// The machine, not the vault: what they change no zone covers.
+	"mount": Machine, "umount": Machine, "swapon": Machine, "swapoff": Machine, "sysctl": Machine,
+	"ip": Machine, "ifconfig": Machine, "route": Machine, "iptables": Machine, "ip6tables": Machine,
+	"nft": Machine, "tc": Machine, "hostnamectl": Machine, "timedatectl": Machine, "hwclock": Machine,
+	"systemctl": Machine, "service": Machine, "shutdown": Machine, "reboot": Machine, "poweroff": Machine,
+	"halt": Machine, "modprobe": Machine, "insmod": Machine, "rmmod": Machine, "losetup": Machine,
+	"setcap": Machine, "chroot": Machine, "unshare": Machine, "nsenter": Machine, "domainname": Machine,
+	"nmcli": Machine, "rfkill": Machine, "loadkeys": Machine, "setfont": Machine, "crontab": Machine,
+	"at": Machine, "passwd": Machine, "useradd": Machine, "usermod": Machine, "chsh": Machine,
 }
 
 // builtins are names that run no program (not listed in Programs).

@@ -27,14 +27,16 @@ func sampleVault(t testing.TB) string {
 		t.Fatal(err)
 	}
 	vault := filepath.Join(root, "vault")
-	for _, d := range []string{"notes/sub", "мета/бобер", "💬 чаты", ".obsidian", "write/d", "empty", "fd", "../outside"} {
+	for _, d := range []string{"notes/sub", "мета/бобер", "💬 чаты", ".obsidian", "write/d", "write/dash", "empty", "fd", "../outside"} {
 		if err := os.MkdirAll(filepath.Join(vault, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, f := range []string{"README.md", "notes/a.md", "notes/b.md", "notes/todo.md", "notes/sub/c.md",
 		"мета/план.md", "мета/бобер/x.md", "💬 чаты/old.md", ".obsidian/app.json", "write/w.md", "write/d/e.md",
-		"notes/script.sh", "../outside/secret.txt"} {
+		"notes/script.sh", "../outside/secret.txt",
+		// names a glob expands to that are options
+		"write/dash/--target-directory=..", "write/dash/--checkpoint=1", "write/dash/--checkpoint-action=exec=sh s.sh", "write/dash/s.sh"} {
 		if err := os.WriteFile(filepath.Join(vault, f), []byte("x\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,23 @@ import (
 	"github.com/vaultgate/vaultgate/zones"
 )
 
+// machineOperands makes exec a command whose operands, but those show
+// says only show something, set the machine (hostname NAME, date MMDDhhmm).
+func machineOperands(show func(string) bool) func(a *analyzer, st *state, inv *invocation) bool {
+	return func(a *analyzer, st *state, inv *invocation) bool {
+		for _, f := range inv.ops {
+			if s, ok := f.lit(); !ok || !show(s) {
+				if !ok {
+					s = "(dynamic)"
+				}
+				a.exec(st, inv.name, Machine, inv.name+" "+s)
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // envHook runs the command env starts, after its NAME=VALUE operands, in
 // a state where -C has changed the folder.
 func envHook(a *analyzer, st *state, inv *invocation) bool {
@@ -502,12 +519,21 @@ func findExpression(a *analyzer, st *state, inv *invocation) bool {
 		if ok && (strings.HasPrefix(s, "-") || s == "(" || s == "!") {
 			break
 		}
-		if !ok && args[i].unknown {
+		if !ok && !a.optionSafe(st, args[i], false, "find") {
+			// find * with a file named -delete deletes everything.
 			a.exec(st, "find", DynamicArgument, "find")
 			return false
 		}
 		starts = append(starts, args[i])
 		i++
+	}
+	for j := i; j < len(args); j++ {
+		if s, _ := args[j].lit(); s == "-files0-from" {
+			// The start points are read from a file: any path at all.
+			starts = []field{{meta: -1, unknown: true}}
+			a.emit(Effect{Op: zones.OpRead, Unknown: true, Command: "find"})
+			break
+		}
 	}
 	if len(starts) == 0 {
 		starts = []field{litField(".")}

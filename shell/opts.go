@@ -1,7 +1,12 @@
 package shell
 
 import (
+	"maps"
+	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/vaultgate/vaultgate/zones"
 )
 
 // optSpec is the full set of options one command knows. Anything else makes
@@ -95,6 +100,13 @@ func (a *analyzer) parse(st *state, name string, args []field, sp *optSpec) (par
 			if f.unknown && sp.dynamic {
 				a.exec(st, name, DynamicArgument, name)
 				return p, false
+			}
+			if !a.optionSafe(st, f, sp.plus, name) {
+				// It may be any option, so the program is of unknown
+				// effect; what it does to the word as an operand is
+				// still reported (a delete of an unknown path stays
+				// refused, even under the wall).
+				a.exec(st, name, DynamicArgument, name)
 			}
 			operand(i)
 			continue
@@ -199,4 +211,72 @@ func values(opts []opt, names ...string) []field {
 		}
 	}
 	return out
+}
+
+// optionSafe reports whether a word the analysis can't fix, met where the
+// program still reads options, is known not to be one. A glob that starts
+// the word may expand to any name in the folder (a file named
+// --target-directory=.. or --checkpoint-action=exec=sh x.sh), so it is safe
+// only when no name there starts with "-" (or "+" for plus) now, and the
+// command makes no name there first (checked once the whole command is
+// seen: optionGlobs). An unknown part is safe only behind known text that
+// is not a dash, and quoted (unquoted, it may split into more words).
+func (a *analyzer) optionSafe(st *state, f field, plus bool, cmd string) bool {
+	lead := func(c byte) bool { return c != '-' && !(plus && c == '+') }
+	switch {
+	case f.proc:
+		return true // /dev/fd/N
+	case f.unknown:
+		return f.knownHead && !f.splits && f.s != "" && f.meta != 0 && lead(f.s[0])
+	case f.meta != 0:
+		return f.s != "" && lead(f.s[0])
+	}
+	if !st.cwdKnown {
+		return false
+	}
+	for t := range st.taint {
+		if st.cwd == t || strings.HasPrefix(st.cwd, t+"/") {
+			return false
+		}
+	}
+	names := a.opts.ReadDir(st.cwd)
+	if len(names) > maxGlobMatches {
+		return false
+	}
+	for _, n := range names {
+		if n != "" && !lead(n[0]) {
+			return false
+		}
+	}
+	for l := range st.links {
+		if filepath.Dir(l) == st.cwd {
+			if n := filepath.Base(l); !lead(n[0]) {
+				return false
+			}
+		}
+	}
+	if a.optionGlobs == nil {
+		a.optionGlobs = map[string]string{}
+	}
+	a.optionGlobs[st.cwd] = cmd
+	return true
+}
+
+// checkOptionGlobs makes exec the commands whose globs were let through as
+// operands because no name in their folder started with a dash, when the
+// command itself makes a name in that folder (before the glob or not: a
+// loop or a background job may run it first).
+func (a *analyzer) checkOptionGlobs() {
+	for _, dir := range slices.Sorted(maps.Keys(a.optionGlobs)) {
+		cmd := a.optionGlobs[dir]
+		for _, e := range a.effects {
+			if e.Op == zones.OpRead || e.Op == zones.OpExec || e.Op == zones.OpDelete || e.Op == zones.OpMoveOut {
+				continue
+			}
+			if e.Unknown || filepath.Dir(e.Path) == dir || e.Subtree && (e.Path == dir || strings.HasPrefix(dir, e.Path+"/")) {
+				a.exec(nil, cmd, DynamicArgument, cmd+" (a glob, and the command makes names where it expands)")
+				break
+			}
+		}
+	}
 }

@@ -156,12 +156,13 @@ const (
 	SedScript                 // a sed script with w, W, e, or s///e, or one that can't be seen
 	DynamicExpansion          // ${x@P} or ${!x} on a value that is not a known literal
 	DynamicArgument           // a dynamic word where an option that runs a program or writes could be
+	Machine                   // it changes the machine, not the vault: hostname NAME, date -s, mount, ip, sysctl -w…
 	numWhys
 )
 
 var whyNames = [numWhys]string{"none", "interpreter", "version-control", "build-tool", "script",
 	"shell-builtin", "unknown-program", "unknown-option", "program-option", "dynamic-arithmetic",
-	"dangerous-env", "sed-script", "dynamic-expansion", "dynamic-argument"}
+	"dangerous-env", "sed-script", "dynamic-expansion", "dynamic-argument", "machine"}
 
 // String returns the code's name, as the corpus and the audit print it.
 func (w ExecWhy) String() string {
@@ -315,6 +316,7 @@ func Analyze(command string, opts Options) (an *Analysis, err error) {
 	st := a.initialState()
 	a.script(st, command, 0)
 	a.background(st)
+	a.checkOptionGlobs()
 	if a.refusal != nil {
 		return nil, a.refusal
 	}

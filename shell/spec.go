@@ -90,6 +90,9 @@ const (
 	listsOnly                         // unzip -l: the archive is read, nothing unpacked
 	lookupOnly                        // command -v: nothing runs
 	inPlace                           // sed -i[SUFFIX]: the file is rewritten by rename, the original kept under SUFFIX
+	readsList                         // the option's value is a file read that names more files, read too (tar -T, --files0-from)
+	checksLists                       // the operands are lists of files, each read (sha256sum -c)
+	setsMachine                       // the option changes the machine, not the vault (date -s, hostname -F): exec
 )
 
 // does maps option names (space separated, without dashes) to what they do.
@@ -238,11 +241,19 @@ func (s *compiled) run(a *analyzer, st *state, c *cmdCall) {
 		case e&unmodelled != 0:
 			a.exec(st, c.name, UnknownOption, c.name+" "+dash(o.name))
 			return
+		case e&setsMachine != 0:
+			a.exec(st, c.name, Machine, c.name+" "+dash(o.name))
+			return
 		}
 	}
 	follows := pathOpts{follow: true}
 	a.emitPaths(st, inv.reads, zones.OpRead, c.name, follows)
 	a.emitPaths(st, inv.values(readsValue), zones.OpRead, c.name, follows)
+	if lists := inv.values(readsList); len(lists) > 0 || inv.is(checksLists) {
+		// What the list names is only known when it runs.
+		a.emitPaths(st, lists, zones.OpRead, c.name, follows)
+		a.emit(Effect{Op: zones.OpRead, Unknown: true, Command: c.name})
+	}
 	a.emitPaths(st, inv.values(readsTree), zones.OpRead, c.name, pathOpts{follow: true, subtree: true})
 	a.emitPaths(st, inv.values(writesValue), zones.OpCreate, c.name, pathOpts{follow: true, mode: orCreate})
 	if s.hook != nil && !s.hook(a, st, inv) {

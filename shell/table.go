@@ -1,5 +1,7 @@
 package shell
 
+import "strings"
+
 // read is a command that reads each operand.
 func read(flags, valued, long string) *spec {
 	return &spec{opts: options(flags, valued, long), args: []role{reads}}
@@ -41,7 +43,7 @@ func init() {
 	tl.opts.numeric = true
 	add(tl, "tail")
 	wc := read("clmwL", "", "bytes chars lines words max-line-length total= files0-from=")
-	wc.does = does{"files0-from": readsValue}
+	wc.does = does{"files0-from": readsList}
 	add(wc, "wc")
 	grep := read("EFGPiyvwxcLlmoqsbHhnTZzUraRIV", "efABCmdD",
 		"extended-regexp fixed-strings basic-regexp perl-regexp regexp= file= ignore-case no-ignore-case word-regexp line-regexp "+
@@ -54,7 +56,7 @@ func init() {
 		"R dereference-recursive": subtree | derefTree,
 		"e regexp":                givesFirst,
 		"f file":                  givesFirst | readsValue,
-		"exclude-from":            readsValue,
+		"exclude-from":            readsList,
 	}
 	grep.args = []role{notPath, reads} // PATTERN FILE...
 	grep.hereIfTree = true
@@ -90,7 +92,7 @@ func init() {
 			"numeric-sort random-sort reverse version-sort check? merge stable unique zero-terminated key= output= field-separator= "+
 			"buffer-size= parallel= sort= debug random-source= files0-from= compress-program=")
 	sorts.opts.dynamic = true
-	sorts.does = does{"o output": writesValue, "random-source files0-from": readsValue, "compress-program": runsProgram}
+	sorts.does = does{"o output": writesValue, "random-source": readsValue, "files0-from": readsList, "compress-program": runsProgram}
 	add(sorts, "sort")
 	uniq := read("cdDiuz", "fsw", "count repeated all-repeated? ignore-case unique zero-terminated skip-fields= skip-chars= check-chars= group?")
 	uniq.output = 2 // INPUT OUTPUT
@@ -101,17 +103,18 @@ func init() {
 	tr.args = []role{notPath}
 	add(tr, "tr")
 	diff := read("qsuNaiwbBEtTpycrZ", "UCFIlxXS", "brief report-identical-files unified= context= new-file text ignore-case "+
-		"ignore-all-space ignore-space-change ignore-blank-lines recursive color? side-by-side width= normal suppress-common-lines "+
+		"ignore-all-space ignore-space-change ignore-blank-lines recursive color? side-by-side width= normal suppress-common-lines exclude-from= "+
 		"show-function-line= label= exclude= ignore-matching-lines= strip-trailing-cr no-dereference expand-tabs initial-tab "+
 		"minimal speed-large-files horizon-lines= tabsize= suppress-blank-empty")
-	diff.does = does{"r recursive": subtree | derefTree, "X": readsValue} // diff -r follows links inside the trees
+	diff.does = does{"r recursive": subtree | derefTree, "X exclude-from": readsList} // diff -r follows links inside the trees
 	add(diff, "diff")
 	add(read("blsz", "in", "print-bytes verbose quiet silent bytes= ignore-initial= zero"), "cmp")
 	add(read("bhiLNkz0", "F", "brief mime mime-type mime-encoding dereference no-dereference keep-going print0 separator= uncompress"), "file")
 	add(read("LftZ", "c", "dereference file-system terse format= printf= cached="), "stat")
 	du := read("0abcDhHklLmsSxPt", "dBX", "all apparent-size bytes total dereference-args human-readable si dereference "+
-		"count-links separate-dirs summarize one-file-system max-depth= block-size= exclude= threshold= time? time-style= inodes null no-dereference")
-	du.does = does{"L dereference": derefTree}
+		"count-links separate-dirs summarize one-file-system max-depth= block-size= exclude= threshold= time? time-style= inodes null no-dereference "+
+		"exclude-from= files0-from=")
+	du.does = does{"L dereference": derefTree, "X exclude-from files0-from": readsList}
 	du.whole, du.here = true, true
 	add(du, "du")
 	add(read("ahHiklPTvx", "tBx", "all human-readable si inodes local portability print-type output? total type= exclude-type= block-size= sync no-sync"), "df")
@@ -124,7 +127,9 @@ func init() {
 	np2.args = []role{notPath}
 	add(np2, "dirname")
 	for _, n := range []string{"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum"} {
-		add(read("bctwzr", "a", "binary check tag text warn strict quiet status ignore-missing zero algorithm= length= base64 raw untagged"), n)
+		sum := read("bctwzr", "a", "binary check tag text warn strict quiet status ignore-missing zero algorithm= length= base64 raw untagged")
+		sum.does = does{"c check": checksLists}
+		add(sum, n)
 	}
 	add(read("123iz", "", "check-order nocheck-order output-delimiter= total zero-terminated"), "comm")
 	add(read("sz", "d", "serial delimiters= zero-terminated"), "paste")
@@ -147,14 +152,21 @@ func init() {
 	add(read("i", "t", "initial tabs="), "expand")
 	add(read("a", "t", "all first-only tabs="), "unexpand")
 	add(inert, "true", "false", ":", "pwd", "sleep", "seq", "yes", "whoami", "id", "uname", "which",
-		"type", "hostname", "nproc", "arch", "groups", "logname", "tty", "printenv", "locale", "getconf", "users",
+		"type", "nproc", "arch", "groups", "logname", "tty", "printenv", "locale", "getconf", "users",
 		"help", "times", "umask", "jobs", "dirs", "caller", "exit", "return", "break", "continue", "shift", "uptime",
 		"cal", "expr", "factor", "numfmt", "tput", "clear", "echo") // expr: string and integer operations only
 	add(&spec{
-		opts: options("uRI", "dfr", "date= file= iso-8601? rfc-email rfc-3339= reference= utc universal debug"),
-		does: does{"f file r reference": readsValue},
-		args: []role{notPath}, // +FORMAT or the date to set
+		opts: options("uRI", "dfrs", "date= file= iso-8601? rfc-email rfc-3339= reference= utc universal debug set="),
+		does: does{"f file r reference": readsValue, "s set": setsMachine},
+		args: []role{notPath}, // +FORMAT, or the date to set
+		hook: machineOperands(func(s string) bool { return strings.HasPrefix(s, "+") }),
 	}, "date")
+	add(&spec{
+		opts: options("aAbdfiIsyv", "F", "alias all-fqdns all-ip-addresses boot domain fqdn long ip-address nis yp short verbose file="),
+		does: does{"F file": setsMachine},
+		args: []role{notPath}, // NAME: the host name to set
+		hook: machineOperands(func(string) bool { return false }),
+	}, "hostname")
 	add(&spec{
 		opts: options("rjcnseaSCMRh0", "fL", "raw-output join-output compact-output null-input slurp exit-status "+
 			"ascii-output sort-keys color-output monochrome-output raw-input tab indent= arg= argjson= slurpfile= "+
@@ -331,7 +343,7 @@ func init() {
 			"blocking-factor= force-local to-command= use-compress-program= info-script= new-volume-script= "+
 			"checkpoint-action= rsh-command= rmt-command=").guarded(),
 		does: does{
-			"X T exclude-from files-from": readsValue,
+			"X T exclude-from files-from": readsList,
 			"h dereference":               derefTree,
 			"to-command use-compress-program I info-script F new-volume-script checkpoint-action rsh-command rmt-command": runsProgram,
 		},
@@ -354,7 +366,7 @@ func init() {
 			"e rsh rsync-path":          remoteShell,
 			"n dry-run":                 dryRun,
 			"L copy-links":              derefTree,
-			"exclude-from include-from": readsValue,
+			"exclude-from include-from": readsList,
 			"delete delete-after delete-before delete-during delete-excluded": mirrors,
 		},
 		transfer: syncs,

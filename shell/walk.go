@@ -39,6 +39,9 @@ type analyzer struct {
 	linked map[string]bool
 	// Statements run in the background, with the state they started from.
 	bg []bgJob
+	// Folders where a glob stood where options are read, let through
+	// because no name there started with a dash (opts.go, optionSafe).
+	optionGlobs map[string]string
 }
 
 type bgJob struct {

@@ -22,6 +22,12 @@ type field struct {
 	proc    bool   // a process substitution: a pipe path, no file
 	quoted  bool   // some part was quoted (an empty quoted word is still a field)
 	deep    bool   // with meta: any path at any depth under the folder (find's {})
+	// splits: an unknown part is unquoted, so at run time it may split into
+	// more fields, which then start with anything.
+	splits bool
+	// knownHead: an unknown field starts with known text (s's first
+	// character), before any part that can't be known or may be empty.
+	knownHead bool
 }
 
 func (f field) lit() (string, bool) {
@@ -82,7 +88,16 @@ func concat(a, b seq) seq {
 	out := make(seq, 0, len(a)+len(b)-1)
 	out = append(out, a[:len(a)-1]...)
 	l, r := a[len(a)-1], b[0]
-	j := field{s: l.s + r.s, meta: l.meta, unknown: l.unknown || r.unknown, proc: l.proc || r.proc, quoted: l.quoted || r.quoted}
+	j := field{s: l.s + r.s, meta: l.meta, unknown: l.unknown || r.unknown, proc: l.proc || r.proc, quoted: l.quoted || r.quoted,
+		splits: l.splits || r.splits}
+	switch {
+	case l.unknown:
+		j.knownHead = l.knownHead
+	case l.s != "":
+		j.knownHead = true
+	default:
+		j.knownHead = !r.unknown || r.knownHead
+	}
 	if j.meta < 0 && r.meta >= 0 {
 		j.meta = len(l.s) + r.meta
 	}
@@ -189,14 +204,48 @@ func (a *analyzer) parts(st *state, ps []syntax.WordPart, quoted bool, mode expa
 func litField(s string) field { return field{s: s, meta: -1} }
 
 func (a *analyzer) part(st *state, p syntax.WordPart, quoted bool, mode expandMode, first bool) []seq {
+	out := a.partFields(st, p, quoted, mode, first)
+	if pe, ok := p.(*syntax.ParamExp); ok && simpleParam(pe) && pe.Param != nil && countParam(st, pe.Param.Value) {
+		// $$, $!, $#…: digits only. (The "0" stands for them: an unknown
+		// field's text is read only for its first character.)
+		for _, sq := range out {
+			for i := range sq {
+				if sq[i].unknown && sq[i].s == "" {
+					sq[i].s, sq[i].knownHead = "0", true
+				}
+			}
+		}
+		return out
+	}
+	if !quoted && mode == modeFields {
+		switch p.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp:
+			for _, sq := range out {
+				for i := range sq {
+					if sq[i].unknown {
+						sq[i].splits = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (a *analyzer) partFields(st *state, p syntax.WordPart, quoted bool, mode expandMode, first bool) []seq {
 	switch p := p.(type) {
 	case *syntax.Lit:
 		if quoted {
 			return []seq{{{s: unescapeDouble(p.Value), meta: -1, quoted: true}}}
 		}
 		v := p.Value
-		if mode == modeAssign && tildeInAssign(v) || first && strings.HasPrefix(v, "~") {
+		if mode == modeAssign && tildeInAssign(v) {
 			return unknownSeq() // $HOME or ~user: not known here
+		}
+		if first && strings.HasPrefix(v, "~") {
+			// $HOME or ~user: not known here, but a path ("/…") or the
+			// text itself ("~…"), never an option and never split.
+			return []seq{{{s: "~", meta: -1, unknown: true, knownHead: true}}}
 		}
 		return []seq{{unescapeLit(v)}}
 	case *syntax.SglQuoted:
@@ -248,6 +297,19 @@ func (a *analyzer) part(st *state, p syntax.WordPart, quoted bool, mode expandMo
 		return a.braceExp(st, p, quoted, mode)
 	}
 	return unknownSeq()
+}
+
+// countParam reports whether the parameter holds a number that is never
+// negative: bash's own counters and ids, while the script has not set them.
+func countParam(st *state, name string) bool {
+	if _, set := st.vars[name]; set {
+		return false
+	}
+	switch name {
+	case "#", "?", "$", "!", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID", "UID", "EUID", "SRANDOM", "EPOCHSECONDS":
+		return true
+	}
+	return false
 }
 
 func tildeInAssign(v string) bool {

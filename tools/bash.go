@@ -274,6 +274,7 @@ var execWhys = map[shell.ExecWhy]say.ExecWhy{
 	shell.SedScript:         say.WhySedScript,
 	shell.DynamicExpansion:  say.WhyDynamicExpansion,
 	shell.DynamicArgument:   say.WhyDynamicArgument,
+	shell.Machine:           say.WhyMachine,
 }
 
 func execWhy(w shell.ExecWhy) say.ExecWhy {

@@ -30,12 +30,13 @@ func corpusTxnVault(t *testing.T) (*Set, string, string) {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{"notes/sub", "мета/бобер", "💬 чаты", ".obsidian", "write/d", "empty", "hidden", "../outside"} {
+	for _, d := range []string{"notes/sub", "мета/бобер", "💬 чаты", ".obsidian", "write/d", "write/dash", "empty", "hidden", "../outside"} {
 		must(os.MkdirAll(filepath.Join(root, d), 0o755))
 	}
 	for _, f := range []string{"README.md", "notes/a.md", "notes/b.md", "notes/todo.md", "notes/sub/c.md",
 		"мета/план.md", "мета/бобер/x.md", "💬 чаты/old.md", ".obsidian/app.json", "write/w.md", "write/d/e.md",
-		"notes/script.sh", "hidden/h.md", "../outside/secret.txt"} {
+		"notes/script.sh", "hidden/h.md", "../outside/secret.txt",
+		"write/dash/--target-directory=..", "write/dash/--checkpoint=1", "write/dash/--checkpoint-action=exec=sh s.sh", "write/dash/s.sh"} {
 		must(os.WriteFile(filepath.Join(root, f), []byte("x\n"), 0o644))
 	}
 	for link, target := range map[string]string{
