@@ -183,6 +183,7 @@ var (
 	WhyDynamicExpansion  = ExecWhy{"an expansion that evaluates data as code", "подстановка, выполняющая данные как код"}
 	WhyDynamicArgument   = ExecWhy{"an argument only known when it runs (a variable, a substitution, or a glob that may match a name starting with \"-\"), where the program reads options: it could be one that runs a program or writes a file; put \"--\" before it", "аргумент, известный только при выполнении (переменная, подстановка или шаблон, который может совпасть с именем, начинающимся с «-»), там, где программа читает опции: это может оказаться опция, которая запускает программу или пишет файл; поставьте перед ним «--»"}
 	WhyMachine           = ExecWhy{"it changes the machine (its name, clock, mounts, network, services), not the vault, which no zone covers", "она меняет машину (её имя, часы, монтирование, сеть, службы), а не хранилище, и никакая зона этого не покрывает"}
+	WhyCdMayFail         = ExecWhy{"it goes with cd into a folder the command also removes or moves away: if that cd fails, what follows runs in another folder than the one it was checked in", "она переходит командой cd в папку, которую сама же удаляет или переносит: если cd не удастся, дальнейшее выполнится в другой папке, не в той, где его проверяли"}
 	// WhyUnexplained is for a reason the catalogue has no words for: a bug
 	// the planner's test catches, worded so that it still refuses sensibly.
 	WhyUnexplained = ExecWhy{"vaultgate can't tell what it would do", "vaultgate не может понять, что она сделает"}

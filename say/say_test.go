@@ -60,7 +60,7 @@ var samples = []Message{
 	BashWallRequired{Problem: "no user namespaces"},
 	WhyInterpreter, WhyVersionControl, WhyBuildTool, WhyScript, WhyShellBuiltin, WhyUnknownProgram,
 	WhyUnknownOption, WhyProgramOption, WhyDynamicArithmetic, WhyDangerousEnv, WhySedScript,
-	WhyDynamicExpansion, WhyDynamicArgument, WhyMachine, WhyUnexplained,
+	WhyDynamicExpansion, WhyDynamicArgument, WhyMachine, WhyCdMayFail, WhyUnexplained,
 	BashResult{ExitCode: 7, TimedOut: true, Timeout: 30 * time.Second, Stdout: "out-line", Stderr: "err-line"},
 	BashNotApplied{Refusals: []string{"first-refusal", "second-refusal"}},
 	BashConflict{Path: "notes/synced.md"},

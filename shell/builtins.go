@@ -61,6 +61,13 @@ func runCd(a *analyzer, st *state, c *cmdCall) {
 		lost()
 		return
 	}
+	if !a.opts.Stat(kernel.abs).Dir && !st.made[kernel.abs] {
+		// No such folder yet, nor one this command surely made: the cd
+		// may fail, and what follows run where bash already was.
+		lost()
+		return
+	}
+	a.cds = append(a.cds, kernel.abs)
 	if physical {
 		st.cwd, st.cwdKnown, st.pwd = kernel.abs, true, kernel.abs
 		return

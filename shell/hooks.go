@@ -564,6 +564,7 @@ func findExpression(a *analyzer, st *state, inv *invocation) bool {
 		case s == "-delete":
 			for _, r := range res {
 				a.emitResolved(r, zones.OpDelete, "find", pathOpts{subtree: true})
+				a.removed(r)
 			}
 		case s == "-fprint" || s == "-fprint0" || s == "-fls":
 			if i < len(args) {

@@ -34,14 +34,15 @@ import (
 type fsState struct {
 	links map[string]string // a symlink created here → its target (absolute, lexical)
 	taint map[string]bool   // paths whose subtree (true: and the path itself) can't be known
+	made  map[string]bool   // folders this command surely made (mkdir), for cd
 }
 
 func newFSState() fsState {
-	return fsState{links: map[string]string{}, taint: map[string]bool{}}
+	return fsState{links: map[string]string{}, taint: map[string]bool{}, made: map[string]bool{}}
 }
 
 func (s fsState) clone() fsState {
-	return fsState{links: maps.Clone(s.links), taint: maps.Clone(s.taint)}
+	return fsState{links: maps.Clone(s.links), taint: maps.Clone(s.taint), made: maps.Clone(s.made)}
 }
 
 // foldFS keeps the file system changes a subshell made: a link that the two
@@ -66,11 +67,37 @@ func (s fsState) foldFS(child *state) {
 	for k, v := range child.taint {
 		s.taint[k] = s.taint[k] || v
 	}
+	for k := range child.made {
+		s.made[k] = true
+	}
+}
+
+// removed notes a name the command removes or moves away: a cd into it, or
+// into what lies under it, may fail (checkCds).
+func (a *analyzer) removed(r resolved) {
+	if !r.unknown && !r.none && !r.subtree {
+		a.gone = append(a.gone, r.abs)
+	}
+}
+
+// checkCds makes exec a command that cds into a folder it also removes or
+// moves away (before the cd or not: a loop may run it first). If that cd
+// fails, bash runs what follows in the folder it was in, which is not
+// where the analysis judged it.
+func (a *analyzer) checkCds() {
+	for _, t := range a.cds {
+		for _, g := range a.gone {
+			if t == g || strings.HasPrefix(t, g+"/") {
+				a.exec(nil, "cd", CdMayFail, "cd "+relTo(a.opts.Vault, t))
+				return
+			}
+		}
+	}
 }
 
 // sameFS reports whether two states saw the same file system changes.
 func (x fsState) sameFS(y fsState) bool {
-	if len(x.links) != len(y.links) || len(x.taint) != len(y.taint) {
+	if len(x.links) != len(y.links) || len(x.taint) != len(y.taint) || len(x.made) != len(y.made) {
 		return false
 	}
 	for k, v := range x.links {
@@ -113,7 +140,12 @@ func (a *analyzer) moved(st *state, sr, dr resolved, info FileInfo) {
 	for l, t := range st.links {
 		if l == sr.abs {
 			delete(st.links, l)
-			st.links[dr.abs] = t
+			if filepath.Dir(l) == filepath.Dir(dr.abs) {
+				st.links[dr.abs] = t
+			} else {
+				// A relative target now counts from another folder.
+				st.taint[dr.abs] = true
+			}
 		} else if strings.HasPrefix(l, sr.abs+"/") {
 			delete(st.links, l)
 			st.taint[dr.abs] = false

@@ -157,12 +157,13 @@ const (
 	DynamicExpansion          // ${x@P} or ${!x} on a value that is not a known literal
 	DynamicArgument           // a dynamic word where an option that runs a program or writes could be
 	Machine                   // it changes the machine, not the vault: hostname NAME, date -s, mount, ip, sysctl -w…
+	CdMayFail                 // cd into a folder the command removes: if it fails, the rest runs elsewhere
 	numWhys
 )
 
 var whyNames = [numWhys]string{"none", "interpreter", "version-control", "build-tool", "script",
 	"shell-builtin", "unknown-program", "unknown-option", "program-option", "dynamic-arithmetic",
-	"dangerous-env", "sed-script", "dynamic-expansion", "dynamic-argument", "machine"}
+	"dangerous-env", "sed-script", "dynamic-expansion", "dynamic-argument", "machine", "cd-may-fail"}
 
 // String returns the code's name, as the corpus and the audit print it.
 func (w ExecWhy) String() string {
@@ -317,6 +318,7 @@ func Analyze(command string, opts Options) (an *Analysis, err error) {
 	a.script(st, command, 0)
 	a.background(st)
 	a.checkOptionGlobs()
+	a.checkCds()
 	if a.refusal != nil {
 		return nil, a.refusal
 	}

@@ -319,9 +319,12 @@ func (a *analyzer) operand(st *state, inv *invocation, r role, f field, at int, 
 	case readsFile:
 		a.pathEffect(st, f, zones.OpRead, name, pathOpts{follow: true, subtree: sub})
 	case deletes:
-		a.forget(st, a.pathEffect(st, f, zones.OpDelete, name, pathOpts{subtree: sub}))
+		r := a.pathEffect(st, f, zones.OpDelete, name, pathOpts{subtree: sub})
+		a.forget(st, r)
+		a.removed(r)
 	case removesDir:
 		r := a.pathEffect(st, f, zones.OpDelete, name, pathOpts{})
+		a.removed(r)
 		if inv.is(parents) && !r.unknown && !r.none {
 			if s, ok := f.lit(); ok {
 				for d := filepath.Dir(filepath.Clean(s)); d != "." && d != "/"; d = filepath.Dir(d) {

@@ -82,6 +82,7 @@ func moves(a *analyzer, st *state, inv *invocation, _ bool) {
 		}
 		sub := sr.subtree || sr.unknown || info.Dir
 		a.emitResolved(sr, zones.OpMoveOut, inv.name, pathOpts{rename: true, subtree: sub})
+		a.removed(sr)
 		dr := a.resolve(st, d, false)
 		src := ""
 		if !sr.unknown && !sr.none {
@@ -305,6 +306,7 @@ func (a *analyzer) makeDir(st *state, f field, cmd string, parents bool) {
 		a.emitResolved(r, zones.OpCreate, cmd, pathOpts{})
 		return
 	}
+	st.made[r.abs] = true
 	if parents {
 		var missing []string
 		for d := filepath.Dir(r.abs); d != "/" && d != a.opts.Vault && !a.opts.Stat(d).Exists; d = filepath.Dir(d) {
@@ -312,6 +314,7 @@ func (a *analyzer) makeDir(st *state, f field, cmd string, parents bool) {
 		}
 		for i := len(missing) - 1; i >= 0; i-- {
 			a.emit(Effect{Op: zones.OpCreate, Path: missing[i], Command: cmd})
+			st.made[missing[i]] = true
 		}
 		if a.opts.Stat(r.abs).Exists {
 			return

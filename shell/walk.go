@@ -42,6 +42,9 @@ type analyzer struct {
 	// Folders where a glob stood where options are read, let through
 	// because no name there started with a dash (opts.go, optionSafe).
 	optionGlobs map[string]string
+	// The folders cd went into, and the names the command removes or
+	// moves away (paths.go, checkCds).
+	cds, gone []string
 }
 
 type bgJob struct {
@@ -190,6 +193,11 @@ func join(x, y *state) *state {
 		out.stdin = inDynamic
 	}
 	out.foldFS(y)
+	for k := range out.made {
+		if !x.made[k] || !y.made[k] {
+			delete(out.made, k) // made on one path only
+		}
+	}
 	return out
 }
 

@@ -275,6 +275,7 @@ var execWhys = map[shell.ExecWhy]say.ExecWhy{
 	shell.DynamicExpansion:  say.WhyDynamicExpansion,
 	shell.DynamicArgument:   say.WhyDynamicArgument,
 	shell.Machine:           say.WhyMachine,
+	shell.CdMayFail:         say.WhyCdMayFail,
 }
 
 func execWhy(w shell.ExecWhy) say.ExecWhy {
