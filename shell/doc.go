@@ -12,8 +12,9 @@
 // know becomes an OpExec effect (runs only under the wall); a word whose value
 // cannot be known statically in a path position becomes an Unknown path. The
 // package must never run anything, never guess a value it cannot see, and
-// never read more of the file system than Options.Stat and Options.Resolve
-// give it.
+// never read more of the file system than Options.Stat, Options.Readlink and
+// Options.ReadDir give it. It walks every path itself, link by link, as the
+// kernel will when the command runs (paths.go).
 //
 // The files, by job:
 //
