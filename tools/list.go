@@ -1,19 +1,22 @@
 package tools
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/spf13/afero"
 
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
+	"github.com/vaultgate/vaultgate/search"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -23,7 +26,6 @@ const (
 	defaultResults = 100
 	maxResults     = 1000
 	maxLineShown   = 300 // characters of a matching line shown
-	sniffBytes     = 8000
 )
 
 // Entry is one line of list's structured result.
@@ -182,11 +184,13 @@ func planSearch(s *Set, a args) (*Plan, error) {
 	if query == "" {
 		return nil, a.bad("query", say.ArgEmpty{})
 	}
-	var re *regexp.Regexp
+	m := search.Literal(query)
 	if a.boolean("regex") {
-		if re, err = regexp.Compile(query); err != nil {
+		re, err := regexp.Compile(query)
+		if err != nil {
 			return nil, a.bad("query", say.ArgBadRegex{Problem: err.Error()})
 		}
+		m = search.Regexp(re)
 	}
 	glob := a.str("glob")
 	if glob != "" {
@@ -198,20 +202,31 @@ func planSearch(s *Set, a args) (*Plan, error) {
 	if limit < 1 || limit > maxResults {
 		return nil, a.bad("max_results", say.ArgRange{Min: 1, Max: maxResults})
 	}
-	q := []byte(query)
-	match := func(line []byte) bool { return bytes.Contains(line, q) }
-	if re != nil {
-		match = re.Match
-	}
 	return &Plan{
 		Effects: []policy.Effect{e},
 		Run: func(ctx context.Context) (*Result, error) {
-			return s.runSearch(ctx, real, glob, match, limit)
+			return s.runSearch(ctx, real, glob, m, limit)
 		},
 	}, nil
 }
 
-func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, match func([]byte) bool, limit int) (*Result, error) {
+// A note to search, numbered in the walk's order, and what was found in it.
+type (
+	searchJob struct {
+		i    int
+		path string
+	}
+	searchFound struct {
+		i       int
+		matches []Match
+	}
+)
+
+// runSearch walks the folder in name order, one folder at a time, and
+// searches its notes on GOMAXPROCS goroutines; the matches are taken in
+// the walk's order, so the result is the one a single walk gives, and
+// everything stops once limit are in.
+func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, m *search.Matcher, limit int) (*Result, error) {
 	if root.Outside() {
 		return nil, s.fail(say.OutsideVault{Path: root.String()})
 	}
@@ -222,89 +237,71 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, match
 	if !st.exists {
 		return nil, s.fail(say.NotFound{Path: root.String()})
 	}
+	walkCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	jobs := make(chan searchJob, 256)
+	found := make(chan searchFound, 256)
+	var walkErr error
+	go func() {
+		defer close(jobs)
+		n := 0
+		send := func(p string) bool {
+			select {
+			case jobs <- searchJob{n, p}:
+				n++
+				return true
+			case <-walkCtx.Done():
+				return false
+			}
+		}
+		if st.dir {
+			walkErr = s.searchWalk(walkCtx, root.String(), root, glob, send)
+		} else if st.regular && s.Zones.Zone(root).Listed() && (glob == "" || globMatch(glob, root.String())) {
+			send(root.String())
+		}
+	}()
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			sc := search.NewScanner()
+			for j := range jobs {
+				f := searchFound{i: j.i}
+				if walkCtx.Err() == nil {
+					f.matches = s.searchFile(sc, j.path, m, limit)
+				}
+				found <- f
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(found)
+	}()
 	matches := []Match{}
 	full := false
-	// One reader for every file: a vault has many small notes, and a
-	// buffer each would cost more than the reading.
-	br := bufio.NewReaderSize(nil, 64<<10)
-	lr := newLineReader(br)
+	early := map[int][]Match{} // found ahead of a note before them
+	next := 0
+	for f := range found {
+		if full {
+			continue // drained, so the goroutines end
+		}
+		early[f.i] = f.matches
+		for ms, ok := early[next]; ok && !full; ms, ok = early[next] {
+			delete(early, next)
+			next++
+			if room := limit - len(matches); len(ms) >= room {
+				ms, full = ms[:room], true
+				stop()
+			}
+			matches = append(matches, ms...)
+		}
+	}
+	if walkErr != nil && !full {
+		return nil, walkErr
+	}
 	var b strings.Builder
-	searchFile := func(p string) error {
-		if glob != "" && !globMatch(glob, p) {
-			return nil
-		}
-		f, err := s.Vault.Fs.Open(p)
-		if err != nil {
-			return nil // vanished or unreadable: not a match
-		}
-		defer f.Close()
-		br.Reset(f)
-		head, _ := br.Peek(sniffBytes)
-		if slices.Contains(head, 0) {
-			return nil // binary
-		}
-		for n := 1; ; n++ {
-			line, err := lr.next()
-			if len(line) > 0 && match(line) {
-				text := strings.TrimRight(string(line), "\r\n")
-				if len([]rune(text)) > maxLineShown {
-					text = string([]rune(text)[:maxLineShown]) + "…"
-				}
-				matches = append(matches, Match{Path: p, Line: n, Text: text})
-				fmt.Fprintf(&b, "%s:%d: %s\n", p, n, text)
-				if len(matches) >= limit {
-					full = true
-					return io.EOF
-				}
-			}
-			if err != nil {
-				return nil
-			}
-		}
-	}
-	var walk func(dir string, at zones.Path) error
-	walk = func(dir string, at zones.Path) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		d, err := s.Vault.Fs.Open(dir)
-		if err != nil {
-			return nil
-		}
-		infos, err := d.Readdir(-1) // lstat'ed: links are seen as links
-		d.Close()
-		if err != nil {
-			return nil
-		}
-		slices.SortFunc(infos, func(a, b fs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
-		for _, fi := range infos {
-			name := fi.Name()
-			p := path.Join(dir, name)
-			child, err := at.Child(name)
-			if err != nil || !s.Zones.Zone(child).Listed() || strings.HasPrefix(name, tempPrefix) {
-				continue
-			}
-			switch {
-			case fi.IsDir():
-				err = walk(p, child)
-			case fi.Mode().Type() == 0:
-				err = searchFile(p)
-			default:
-				continue // symlinks and devices are not followed
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if st.dir {
-		err = walk(root.String(), root)
-	} else if st.regular && s.Zones.Zone(root).Listed() {
-		err = searchFile(root.String())
-	}
-	if err != nil && err != io.EOF {
-		return nil, err
+	for _, mt := range matches {
+		fmt.Fprintf(&b, "%s:%d: %s\n", mt.Path, mt.Line, mt.Text)
 	}
 	if len(matches) == 0 {
 		b.WriteString(s.say(say.NoMatches{}))
@@ -317,6 +314,85 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, match
 		out["note"] = note
 	}
 	return &Result{Text: b.String(), Structured: out}, nil
+}
+
+// searchWalk sends the notes under dir to search, in name order: the
+// listed ones only (hidden and no-zone paths are not there), and never
+// through a symlink.
+func (s *Set) searchWalk(ctx context.Context, dir string, at zones.Path, glob string, send func(string) bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d, err := s.Vault.Fs.Open(dir)
+	if err != nil {
+		return nil
+	}
+	entries, err := readDirEntries(d)
+	d.Close()
+	if err != nil {
+		return nil
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range entries {
+		name := e.Name()
+		p := path.Join(dir, name)
+		child, err := at.Child(name)
+		if err != nil || !s.Zones.Zone(child).Listed() || strings.HasPrefix(name, tempPrefix) {
+			continue
+		}
+		switch {
+		case e.IsDir():
+			if err := s.searchWalk(ctx, p, child, glob, send); err != nil {
+				return err
+			}
+		case e.Type() == 0:
+			if (glob == "" || globMatch(glob, p)) && !send(p) {
+				return ctx.Err()
+			}
+		default:
+			continue // symlinks and devices are not followed
+		}
+	}
+	return nil
+}
+
+// readDirEntries lists a folder as lstat sees it (links as links), from
+// the folder's own records where the Fs has them: no stat per entry.
+func readDirEntries(d afero.File) ([]fs.DirEntry, error) {
+	if rd, ok := d.(fs.ReadDirFile); ok {
+		return rd.ReadDir(-1)
+	}
+	infos, err := d.Readdir(-1)
+	entries := make([]fs.DirEntry, len(infos))
+	for i, fi := range infos {
+		entries[i] = fs.FileInfoToDirEntry(fi)
+	}
+	return entries, err
+}
+
+// searchFile returns the first limit matches in the note p.
+func (s *Set) searchFile(sc *search.Scanner, p string, m *search.Matcher, limit int) []Match {
+	f, err := s.Vault.Fs.Open(p)
+	if err != nil {
+		return nil // vanished or unreadable: not a match
+	}
+	defer f.Close()
+	var matches []Match
+	sc.Scan(f, m, func(n int, line []byte) bool {
+		matches = append(matches, Match{Path: p, Line: n, Text: shownLine(line)})
+		return len(matches) < limit
+	})
+	return matches
+}
+
+// shownLine is a matching line as the result shows it: no line ending,
+// at most maxLineShown characters.
+func shownLine(line []byte) string {
+	text := strings.TrimRight(string(line), "\r\n")
+	if utf8.RuneCountInString(text) > maxLineShown {
+		text = string([]rune(text)[:maxLineShown]) + "…"
+	}
+	return text
 }
 
 func globMatch(glob, p string) bool {
