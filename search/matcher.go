@@ -15,6 +15,9 @@ const (
 	maxNeedles = 8
 	// maxFoldNeedles bounds the spellings of a case-insensitive literal.
 	maxFoldNeedles = 4
+	// maxFoldRunes bounds a case-insensitive needle: one this long is as
+	// rare as a longer one, and a long query costs no more to plan.
+	maxFoldRunes = 32
 )
 
 // Matcher is a compiled query: what a line must match (Match), and the
@@ -197,7 +200,7 @@ func foldNeedles(runes []rune) (set []needle, whole bool) {
 	var bestMin, bestCount int
 	for i := range runes {
 		count, minLen := 1, 0
-		for j := i; j < len(runes); j++ {
+		for j := i; j < len(runes) && j < i+maxFoldRunes; j++ {
 			count *= len(choices[j])
 			if count > maxFoldNeedles {
 				break

@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -242,8 +243,25 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, m *se
 	jobs := make(chan searchJob, 256)
 	found := make(chan searchFound, 256)
 	var walkErr error
+	// A bug that panics on a goroutine of the search panics again on the
+	// caller's, where the gate turns it into an error, not a crash.
+	var fault struct {
+		sync.Mutex
+		v any
+	}
+	catch := func() {
+		if p := recover(); p != nil {
+			fault.Lock()
+			if fault.v == nil {
+				fault.v = fmt.Sprintf("%v\n%s", p, debug.Stack())
+			}
+			fault.Unlock()
+			stop()
+		}
+	}
 	go func() {
 		defer close(jobs)
+		defer catch()
 		n := 0
 		send := func(p string) bool {
 			select {
@@ -263,6 +281,7 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, m *se
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
+			defer catch()
 			sc := search.NewScanner()
 			for j := range jobs {
 				f := searchFound{i: j.i}
@@ -295,6 +314,9 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, m *se
 			}
 			matches = append(matches, ms...)
 		}
+	}
+	if fault.v != nil {
+		panic(fault.v)
 	}
 	if walkErr != nil && !full {
 		return nil, walkErr

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/afero"
+
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/zones"
@@ -266,4 +268,33 @@ func TestSearchCancelled(t *testing.T) {
 	if _, err := plan.Run(ctx); err != context.Canceled {
 		t.Errorf("cancelled search: %v", err)
 	}
+}
+
+// panicFs panics when a note is opened: a stand-in for a bug in a search
+// goroutine.
+type panicFs struct{ afero.Fs }
+
+func (p panicFs) Open(name string) (afero.File, error) {
+	if strings.HasSuffix(name, ".md") {
+		panic("bug opening " + name)
+	}
+	return p.Fs.Open(name)
+}
+
+// A panic on a search goroutine comes back on the caller's, where the
+// gate recovers it as an error, instead of ending the server.
+func TestSearchPanicReachesCaller(t *testing.T) {
+	s := searchVault(t)
+	s.Vault.Fs = panicFs{s.Vault.Fs}
+	plan, err := s.Plan("search", map[string]any{"query": "needle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "bug opening") {
+			t.Errorf("recovered %v", p)
+		}
+	}()
+	plan.Run(context.Background())
+	t.Error("no panic")
 }
