@@ -50,6 +50,10 @@ type zonesFile map[string][]string
 
 type rulesFile struct {
 	ReadBeforeWrite bool `toml:"read_before_write"`
+	// Inherit (agents only) adds the top level's [[rules.deny]] before the
+	// agent's own; it is true unless the agent sets it false.
+	Inherit *bool      `toml:"inherit"`
+	Deny    []denyFile `toml:"deny"`
 }
 
 type bashFile struct {
@@ -133,9 +137,12 @@ type Policy struct {
 	Lang            say.Lang // of every text the agent reads
 	Zones           *zones.Table
 	ReadBeforeWrite bool
-	Bash            Bash
-	Hook            Hook
-	Token           TokenSource
+	// Rules are the [[rules.deny]] rules the agent is held to, in order:
+	// the top level's first (unless rules.inherit = false), then its own.
+	Rules []DenyRule
+	Bash  Bash
+	Hook  Hook
+	Token TokenSource
 }
 
 // Bash holds the [bash] settings of one agent.
@@ -248,7 +255,7 @@ func Default(vault string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return resolve("", wd, f, nil, false)
+	return resolve("", wd, f, nil, false, nil)
 }
 
 func parse(abs, data string) (*Config, error) {
@@ -267,9 +274,13 @@ func parse(abs, data string) (*Config, error) {
 	if f.Vault == "" && !md.IsDefined("vault") {
 		return nil, &Error{File: abs, Key: "vault", Err: errors.New("required: the vault folder to serve")}
 	}
+	if f.Rules.Inherit != nil {
+		return nil, &Error{File: abs, Key: "rules.inherit", Err: errors.New("only an [agents.NAME] table may set it: the top level inherits from nothing")}
+	}
 	agents := make(map[string]agentFile, len(f.Agents))
 	for name, prim := range f.Agents {
 		a := agentFile{Lang: f.Lang, Zones: f.Zones, Rules: f.Rules, Bash: f.Bash, Hook: f.Hook}
+		a.Rules.Deny = nil // the agent's own; the top level's are added in resolve
 		a.Bash.Env = slices.Clone(a.Bash.Env)
 		if md.IsDefined("agents", name, "zones") {
 			// An agent's [zones] replaces the top level's whole: its
@@ -284,10 +295,10 @@ func parse(abs, data string) (*Config, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, &Error{File: abs, Key: und[0].String(), Err: errors.New("unknown key")}
 	}
-	return resolve(abs, filepath.Dir(abs), f, agents, md.IsDefined("run"))
+	return resolve(abs, filepath.Dir(abs), f, agents, md.IsDefined("run"), findPositions(data))
 }
 
-func resolve(cfgFile, base string, f file, agents map[string]agentFile, runSet bool) (*Config, error) {
+func resolve(cfgFile, base string, f file, agents map[string]agentFile, runSet bool, pos *positions) (*Config, error) {
 	fail := func(key string, err error) error { return &Error{File: cfgFile, Key: key, Err: err} }
 	vault, err := expandPath(base, f.Vault)
 	if err != nil {
@@ -342,6 +353,13 @@ func resolve(cfgFile, base string, f file, agents map[string]agentFile, runSet b
 	if err != nil {
 		return nil, err
 	}
+	if p.Rules, err = c.denyRules("", f.Rules.Deny, pos); err != nil {
+		return nil, err
+	}
+	if err := uniqueNames(p.Rules); err != nil {
+		return nil, fail("rules.deny", err)
+	}
+	topRules := p.Rules
 	c.Agents[DefaultAgent] = p
 	for name, a := range agents {
 		if name == DefaultAgent {
@@ -353,6 +371,18 @@ func resolve(cfgFile, base string, f file, agents map[string]agentFile, runSet b
 		p, err := c.policy(name, "agents."+name+".", a)
 		if err != nil {
 			return nil, err
+		}
+		own, err := c.denyRules("agents."+name+".", a.Rules.Deny, pos)
+		if err != nil {
+			return nil, err
+		}
+		if a.Rules.Inherit == nil || *a.Rules.Inherit {
+			p.Rules = append(slices.Clone(topRules), own...)
+		} else {
+			p.Rules = own
+		}
+		if err := uniqueNames(p.Rules); err != nil {
+			return nil, &Error{File: cfgFile, Key: "agents." + name + ".rules.deny", Err: err}
 		}
 		c.Agents[name] = p
 	}

@@ -238,3 +238,28 @@ func (m RuleWithoutCheck) Text(l Lang) string {
 		fmt.Sprintf(`refused: the check %q failed (no check function), and a failed check refuses.`, m.Rule),
 		fmt.Sprintf(`отказано: проверка %q сломалась (нет функции проверки), а сломанная проверка запрещает.`, m.Rule))
 }
+
+// RuleEvalFailed is a config rule (CEL) whose expression failed on this
+// call: a missing key, a bad conversion, too much work. It refuses.
+type RuleEvalFailed struct {
+	Rule, Problem string
+}
+
+func (m RuleEvalFailed) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`refused: the config's rule %q could not be evaluated on this call (%s), and a rule that can't decide refuses.`, m.Rule, m.Problem),
+		fmt.Sprintf(`отказано: правило конфигурации %q не удалось вычислить для этого вызова (%s), а правило, которое не может решить, запрещает.`, m.Rule, m.Problem))
+}
+
+// RuleNotCompiled is a config rule the gate was opened without compiling
+// (a library user's NewGate without Options.ConfigRules): it refuses
+// rather than let the agent go unjudged by it.
+type RuleNotCompiled struct {
+	Rule string
+}
+
+func (m RuleNotCompiled) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`refused: the config's rule %q was not compiled when this server started, and a rule that can't run refuses.`, m.Rule),
+		fmt.Sprintf(`отказано: правило конфигурации %q не было скомпилировано при запуске сервера, а правило, которое не может выполниться, запрещает.`, m.Rule))
+}

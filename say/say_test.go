@@ -38,6 +38,8 @@ var samples = []Message{
 	ReadFirst{Op: zones.OpModify, Path: "notes/r.md"},
 	RuleFailed{Rule: "mine", Problem: "boom"},
 	RuleWithoutCheck{Rule: "empty-rule"},
+	RuleEvalFailed{Rule: "cel-rule", Problem: "no such key: path"},
+	RuleNotCompiled{Rule: "uncompiled-rule"},
 	where,
 	ZoneAllows{Mode: zones.Write},
 	ZoneAllows{Mode: zones.Edit},

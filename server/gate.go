@@ -34,6 +34,9 @@ type Gate struct {
 	log   *audit.Writer    // nil: no call that asks to be recorded is let through
 	keep  history.Recorder // nil: the file tools keep no history
 	rules []policy.Rule    // library users' rules, after the built-in ones
+	// config holds each agent's compiled [[rules.deny]] (CompileRules),
+	// which run after the built-in rules and before the library users'.
+	config map[*config.Policy][]policy.Rule
 
 	// Calls that change files run one at a time, plan to run (see
 	// lockVault).
@@ -149,10 +152,12 @@ func (g *Gate) ToolSet(c Caller) *tools.Set {
 }
 
 // Chain returns the rule chain of an agent: the tools' own rules, each for
-// its tool's calls, then the tool-blind ones, then the library user's.
+// its tool's calls, then the tool-blind ones, then the config's rules in
+// the order written, then the library user's.
 func (g *Gate) Chain(p *config.Policy) policy.Chain {
 	c := policy.Chain(tools.Rules(p))
 	c = append(c, policy.Builtin(p.ReadBeforeWrite)...)
+	c = append(c, g.configRules(p)...)
 	return append(c, g.rules...)
 }
 
@@ -222,6 +227,9 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 		Tool: tool, Args: args, Effects: plan.Effects, Session: c.Session, Via: c.Via,
 		Zones: c.Policy.Zones, Lang: c.Policy.Lang, TellAll: plan.TellAll, Facts: plan.Facts,
 	}
+	if c.Session != nil && c.Session.State != nil {
+		policy.Begin(c.Session.State, start)
+	}
 	if d := g.Chain(c.Policy).Judge(call); d != nil {
 		out.Decision, out.Deny = Deny, d
 		return out
@@ -229,6 +237,11 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 	out.Decision, out.Forwarded = Allow, plan.Forwarded
 	if !steps.Run {
 		return out
+	}
+	if c.Session != nil && c.Session.State != nil && (c.Hook == nil || !c.Hook.After) {
+		// What the session has been allowed, for the config's rules; a
+		// hook call is counted once, before Claude Code runs it.
+		policy.Count(c.Session.State, plan.Effects, start)
 	}
 	res, err := plan.Run(ctx)
 	if err != nil {

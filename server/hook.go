@@ -128,6 +128,9 @@ type hookStateFile struct {
 	// Kept are the files whose pre-image a PreToolUse kept for Claude
 	// Code's own write, by the call id its PostToolUse confirms.
 	Kept map[string]string `json:"kept,omitempty"`
+	// Tally is what the session has been allowed, for the config's rules
+	// (session.*), carried from one hook process to the next.
+	Tally *policy.Tally `json:"tally,omitempty"`
 }
 
 type forwardedCall struct {
@@ -171,6 +174,9 @@ func openHookSession(stateDir, sessionID string) (*hookSession, error) {
 	for p, id := range s.file.Kept {
 		s.state.Set(hookKeptKey+p, id)
 	}
+	if s.file.Tally != nil {
+		policy.SetTally(s.state, *s.file.Tally)
+	}
 	return s, nil
 }
 
@@ -195,6 +201,9 @@ func (s *hookSession) save() error {
 		if st, ok := v.(policy.Stamp); ok && strings.HasPrefix(k, "read:") {
 			s.file.Read[strings.TrimPrefix(k, "read:")] = st
 		}
+	}
+	if t := policy.SessionTally(s.state); t.Calls > 0 || !t.Started.IsZero() {
+		s.file.Tally = &t
 	}
 	data, err := json.Marshal(s.file)
 	if err != nil {

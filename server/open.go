@@ -34,6 +34,16 @@ type OpenOptions struct {
 	// log (history.Options.Recover), as StartUp does: for the CLI's undo.
 	// A hook call, one change long, leaves it to the server.
 	Recover bool
+	// Agents are the agents whose [[rules.deny]] are compiled (a hook or
+	// check judges as one); none means all of them.
+	Agents []string
+	// Rules compiles the agents' [[rules.deny]] (rules.Chain); without it
+	// an agent that has any does not open.
+	Rules RuleCompiler
+	// OwnRules: the caller compiles the rules itself (`vaultgate rules`,
+	// which reports on each); the gate then refuses every call of an
+	// agent with rules.
+	OwnRules bool
 }
 
 // Open opens cfg's vault as every vaultgate binary serves it: its file
@@ -75,6 +85,10 @@ func Open(cfg *config.Config, opt OpenOptions) (g *Gate, closeAll func(), err er
 			kept.Close()
 		}
 		rfs.Close()
+	}
+	if err := g.compileUnless(opt); err != nil {
+		closeAll()
+		return nil, nil, err
 	}
 	if !opt.Dry {
 		log := cmp.Or[io.Writer](opt.Log, os.Stderr)
@@ -210,4 +224,11 @@ func (g *Gate) settleSwept(calls map[string]string, log io.Writer) {
 			fmt.Fprintf(log, "vaultgate: start-up: history of bash call %s not settled: %v\n", id, err)
 		}
 	}
+}
+
+func (g *Gate) compileUnless(opt OpenOptions) error {
+	if opt.OwnRules {
+		return nil
+	}
+	return g.CompileRules(opt.Rules, opt.Agents...)
 }

@@ -55,6 +55,7 @@ var heavy = []string{
 	"github.com/modelcontextprotocol/go-sdk",
 	"github.com/chromedp",
 	"github.com/google/cel-go",
+	"cel.dev/cel-go",
 	"github.com/vaultgate/vaultgate/admin",
 	"github.com/vaultgate/vaultgate/transport",
 }

@@ -54,9 +54,9 @@ Exit status: 0 allow, 1 deny, 2 bad usage (including a malformed call).`,
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
-			g, closeAll, err := openGate(cfg, true)
+			g, closeAll, err := openGate(cfg, true, p.Name)
 			if err != nil {
-				return fail(1, "%v", err)
+				return openFailed(err)
 			}
 			defer closeAll()
 			s := &policy.Session{ID: "check", Agent: p.Name, State: policy.NewState()}

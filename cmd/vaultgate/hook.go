@@ -5,11 +5,13 @@ import (
 	"os"
 
 	"github.com/vaultgate/vaultgate/internal/hookcmd"
+	"github.com/vaultgate/vaultgate/rules"
 )
 
 // The hook is the same command here and in vaultgate-hook, which links no
 // MCP library and so starts faster: both run hookcmd.
 func init() {
+	hookcmd.Rules = rules.Chain // this binary links CEL: it evaluates the config's rules itself
 	var f hookcmd.Flags
 	register(&command{
 		name:    "hook",

@@ -5,6 +5,7 @@ import (
 	"flag"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/rules"
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/server"
 )
@@ -35,6 +36,18 @@ func (s *source) load() (*config.Config, error) {
 // openGate opens the vault's file system and, unless dry, the audit log.
 // A bash call's wall is built by vaultgate-wall when it lies beside this
 // binary, and by this binary re-executed otherwise (go run).
-func openGate(cfg *config.Config, dry bool) (*server.Gate, func(), error) {
-	return server.Open(cfg, server.OpenOptions{Dry: dry, WallHelper: sandbox.HelperBeside(), StartUp: !dry})
+// Only the agents named have their config rules compiled; none is all.
+func openGate(cfg *config.Config, dry bool, agents ...string) (*server.Gate, func(), error) {
+	return server.Open(cfg, server.OpenOptions{Dry: dry, WallHelper: sandbox.HelperBeside(), StartUp: !dry, Agents: agents, Rules: rules.Chain})
+}
+
+// openFailed is the exit status of a gate that did not open: a config
+// rule that does not compile or fails its examples is a fault of the
+// config, like any other (2); anything else is 1.
+func openFailed(err error) int {
+	var re *rules.Error
+	if errors.As(err, &re) {
+		return fail(exitUsage, "%v", err)
+	}
+	return fail(1, "%v", err)
 }

@@ -62,7 +62,7 @@ elsewhere works but warns.`,
 func serveStdio(cfg *config.Config) int {
 	g, closeAll, err := openGate(cfg, false)
 	if err != nil {
-		return fail(1, "%v", err)
+		return openFailed(err)
 	}
 	defer closeAll()
 	p := cfg.Policy(config.DefaultAgent)
@@ -111,7 +111,7 @@ func serveHTTP(cfg *config.Config, addr string) int {
 	}
 	g, closeAll, err := openGate(cfg, false)
 	if err != nil {
-		return fail(1, "%v", err)
+		return openFailed(err)
 	}
 	defer closeAll()
 	ln, err := net.Listen("tcp", addr)

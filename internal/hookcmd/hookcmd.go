@@ -14,7 +14,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vaultgate/vaultgate/config"
@@ -105,9 +108,28 @@ func (h *hook) deny(format string, args ...any) int {
 	return ExitDenied
 }
 
+// Rules compiles an agent's [[rules.deny]]: set by a binary that links
+// CEL (vaultgate, through package rules). vaultgate-hook leaves it nil, so
+// that a hook call of an agent without rules pays nothing for CEL, and
+// hands a call of an agent with rules to `vaultgate hook` beside it.
+var Rules server.RuleCompiler
+
 func (h *hook) judge(stdin io.Reader) int {
 	if h.flags.Config == "" {
 		return h.deny("no --config given")
+	}
+	// The config comes first: a call of an agent with rules that this
+	// binary can't evaluate goes on to one that can, stdin unread.
+	cfg, err := config.Load(h.flags.Config)
+	if err != nil {
+		return h.deny("config: %v", err)
+	}
+	p := cfg.Policy(h.flags.Agent)
+	if p == nil {
+		return h.deny("no agent %q in the config", h.flags.Agent)
+	}
+	if len(p.Rules) > 0 && Rules == nil {
+		return h.handOff(stdin)
 	}
 	data, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
 	if err != nil {
@@ -120,19 +142,13 @@ func (h *hook) judge(stdin io.Reader) int {
 	if err != nil {
 		return h.deny("%v", err)
 	}
-	cfg, err := config.Load(h.flags.Config)
-	if err != nil {
-		return h.deny("config: %v", err)
-	}
-	p := cfg.Policy(h.flags.Agent)
-	if p == nil {
-		return h.deny("no agent %q in the config", h.flags.Agent)
-	}
 	if judged := tools.JudgedDespiteAllow(p.Hook.Allow); len(judged) > 0 {
 		fmt.Fprintf(h.stderr, "vaultgate hook: warning: [hook] allow matches %s, which the hook judges itself; allow never switches their checks off\n", strings.Join(judged, ", "))
 	}
 	// The hook never runs bash: it needs no wall helper.
-	g, closeAll, err := server.Open(cfg, server.OpenOptions{})
+	// Only this agent's rules are compiled: an agent without any builds
+	// no CEL environment.
+	g, closeAll, err := server.Open(cfg, server.OpenOptions{Agents: []string{p.Name}, Rules: Rules})
 	if err != nil {
 		return h.deny("%v", err)
 	}
@@ -149,4 +165,23 @@ func (h *hook) judge(stdin io.Reader) int {
 		}
 	}
 	return ExitAnswered
+}
+
+// handOff replaces this process with `vaultgate hook` from beside this
+// binary, with the same flags and the same stdin, still unread. Anything
+// that stops it denies.
+func (h *hook) handOff(stdin io.Reader) int {
+	if f, ok := stdin.(*os.File); !ok || f != os.Stdin {
+		return h.deny("agent %q has [[rules.deny]] rules, which this binary can't evaluate", h.flags.Agent)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return h.deny("agent %q has [[rules.deny]] rules: finding vaultgate: %v", h.flags.Agent, err)
+	}
+	full := filepath.Join(filepath.Dir(exe), "vaultgate")
+	if _, err := os.Stat(full); err != nil {
+		return h.deny("agent %q has [[rules.deny]] rules, which `vaultgate hook` evaluates, and there is no vaultgate beside %s", h.flags.Agent, exe)
+	}
+	err = syscall.Exec(full, []string{full, "hook", "--config", h.flags.Config, "--agent", h.flags.Agent}, os.Environ())
+	return h.deny("handing the call to %s hook: %v", full, err)
 }
