@@ -69,6 +69,7 @@ type Options struct {
 // Rule is one compiled [[rules.deny]] rule.
 type Rule struct {
 	Decl *config.DenyRule
+	ast  *cel.Ast
 	prg  cel.Program
 	opt  Options
 }
@@ -91,7 +92,7 @@ func Compile(d *config.DenyRule, opt Options) (*Rule, error) {
 	if err != nil {
 		return nil, &Error{Rule: d, Line: 1, Col: 1, Msg: err.Error()}
 	}
-	return &Rule{Decl: d, prg: prg, opt: opt}, nil
+	return &Rule{Decl: d, ast: ast, prg: prg, opt: opt}, nil
 }
 
 // CompileAll compiles an agent's rules in order, stopping at the first

@@ -81,6 +81,13 @@ func TestEachVariable(t *testing.T) {
 			if want := when == c.deny; (d != nil) != want {
 				t.Errorf("%s: %s: deny %v, want deny %v", c.variable, when, d, want)
 			}
+			set, err := CompileSet([]config.DenyRule{*r.Decl}, Options{Command: command, Now: func() time.Time { return fixedNow }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sd := set.Check(theCall()); (sd != nil) != (d != nil) {
+				t.Errorf("%s: %s: as a set %v, alone %v", c.variable, when, sd, d)
+			}
 			if d != nil && (d.Rule != "r" || d.Reason != "no") {
 				t.Errorf("%s: deny %+v", c.variable, d)
 			}
@@ -253,5 +260,54 @@ func TestExamples(t *testing.T) {
 	}
 	if err := r.CheckExamples(plan); err != nil {
 		t.Errorf("session example: %v", err)
+	}
+}
+
+// TestSetIsTheRulesInOrder: a set answers as its rules would one after
+// another: the first rule written that is true for any effect, on the
+// first such effect; a failing rule is found and named; untracked and
+// tracked rules, and calls past the estimate's string bounds, alike.
+func TestSetIsTheRulesInOrder(t *testing.T) {
+	decl := []config.DenyRule{
+		{Name: "never", When: `effect.path == "nowhere"`, Reason: "0"},
+		{Name: "reads_session", When: `effect.op == "delete" && "notes/n.md" in session.read`, Reason: "1"}, // tracked
+		{Name: "any_delete", When: `effect.op == "delete"`, Reason: "2"},
+		{Name: "any_read", When: `effect.op == "read"`, Reason: "3"},
+	}
+	set, err := CompileSet(decl, Options{Command: command})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.lists) != 2 {
+		t.Fatalf("%d lists, want an untracked and a tracked one", len(set.lists))
+	}
+	c := theCall()
+	d := set.Check(c)
+	if d == nil || d.Rule != "reads_session" || d.Effect != &c.Effects[1] {
+		t.Fatalf("deny %+v", d)
+	}
+	// Past the bounds, rule by rule: the same answer.
+	long := theCall()
+	long.Effects[0].Path = at(strings.Repeat("a/", 3000) + "x.md")
+	if d := set.Check(long); d == nil || d.Rule != "reads_session" {
+		t.Errorf("a long path: %+v", d)
+	}
+	// Without the tracked rule, the read (effect 0) is denied by rule 3,
+	// the delete (effect 1) by rule 2: rule 2 wins.
+	decl[1].When = `false`
+	set, _ = CompileSet(decl, Options{})
+	if d := set.Check(theCall()); d == nil || d.Rule != "any_delete" || d.Reason != "2" {
+		t.Errorf("deny %+v", d)
+	}
+	// A rule that errs is named, even after one that would deny.
+	decl = append([]config.DenyRule{{Name: "fragile", When: `call.args.nope == 1`, Reason: "x"}}, decl...)
+	set, _ = CompileSet(decl, Options{})
+	if d := set.Check(theCall()); d == nil || d.Rule != "fragile" || !strings.Contains(d.Reason, "no such key") {
+		t.Errorf("deny %+v", d)
+	}
+	// No rule true: allowed.
+	set, _ = CompileSet(decl[1:2], Options{})
+	if d := set.Check(theCall()); d != nil {
+		t.Errorf("deny %+v", d)
 	}
 }

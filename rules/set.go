@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/traits"
 
@@ -14,52 +15,109 @@ import (
 )
 
 // Set is an agent's compiled rules as one link of the chain. Each rule is
-// compiled on its own (for its errors and for the fallback below), and all
-// of them together as one list expression, so that a call is one
-// evaluation per effect rather than one per rule and effect: what an
+// compiled on its own (for its errors and for the fallback below), and
+// the rules together as list expressions, so that a call is one or two
+// evaluations per effect rather than one per rule and effect: what an
 // evaluation costs to set up is paid once.
+//
+// CEL's cost tracking is most of an evaluation's price, and most rules
+// don't need it: a rule whose cost CEL's static estimate bounds within
+// CostLimit, given the sizes the variables can have (short strings, eight
+// ops), goes in the untracked list; any other (one that reads call.args
+// or walks session.read, whose sizes are unbounded) goes in the tracked
+// one. A call whose strings are longer than the estimate assumed is
+// judged rule by rule, tracked.
 //
 // The answer is the same as running the rules one by one, in order: the
 // first rule (in the order written) that is true for any effect denies,
-// for the first such effect. When the list fails (a rule errs, or the
-// list runs past its cost limit) the rules are run one by one, so that
-// the failing rule is found and named, and its own limit applies.
+// for the first such effect. When a list fails (a rule errs, or runs past
+// the limit) the rules are run one by one, so that the failing rule is
+// found and named, and its own limit applies.
 type Set struct {
 	Rules []*Rule
-	all   cel.Program
+	lists []ruleList
 	opt   Options
 }
+
+// ruleList is some of a set's rules as one list expression.
+type ruleList struct {
+	prg   cel.Program
+	index []int // the rule of each element
+}
+
+// maxBounded is the longest string the static estimate assumes for a
+// variable (a path, a command word, a tool's name).
+const maxBounded = 4096
 
 // CompileSet compiles an agent's rules, in order, stopping at the first
 // error.
 func CompileSet(decl []config.DenyRule, opt Options) (*Set, error) {
 	s := &Set{opt: opt}
-	whens := make([]string, 0, len(decl))
+	e, err := env()
+	if err != nil {
+		return nil, err
+	}
+	var bounded, tracked []int
 	for i := range decl {
 		r, err := Compile(&decl[i], opt)
 		if err != nil {
 			return nil, err
 		}
 		s.Rules = append(s.Rules, r)
-		whens = append(whens, "("+decl[i].When+")")
+		if est, err := e.EstimateCost(r.ast, sizes{}); err == nil && est.Max <= CostLimit {
+			bounded = append(bounded, i)
+		} else {
+			tracked = append(tracked, i)
+		}
 	}
-	if len(s.Rules) < 2 {
-		return s, nil
-	}
-	e, err := env()
-	if err != nil {
-		return nil, err
-	}
-	// Each part type-checked alone as bool: the list can't fail to.
-	ast, iss := e.Compile("[" + strings.Join(whens, ",\n") + "]")
-	if iss != nil && iss.Err() != nil {
-		return nil, fmt.Errorf("the rules together: %w", iss.Err())
-	}
-	limit := uint64(CostLimit) * uint64(len(s.Rules))
-	if s.all, err = e.Program(ast, cel.CostLimit(limit), cel.EvalOptions(cel.OptOptimize)); err != nil {
-		return nil, err
+	for _, group := range []struct {
+		index []int
+		track bool
+	}{{bounded, false}, {tracked, true}} {
+		if len(group.index) == 0 {
+			continue
+		}
+		whens := make([]string, len(group.index))
+		for k, i := range group.index {
+			whens[k] = "(" + decl[i].When + ")"
+		}
+		// Each part type-checked alone as bool: the list can't fail to.
+		ast, iss := e.Compile("[" + strings.Join(whens, ",\n") + "]")
+		if iss != nil && iss.Err() != nil {
+			return nil, fmt.Errorf("the rules together: %w", iss.Err())
+		}
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+		if group.track {
+			opts = append(opts, cel.CostLimit(uint64(CostLimit)*uint64(len(group.index))))
+		}
+		prg, err := e.Program(ast, opts...)
+		if err != nil {
+			return nil, err
+		}
+		s.lists = append(s.lists, ruleList{prg: prg, index: group.index})
 	}
 	return s, nil
+}
+
+// sizes are what the static estimate may assume of the variables.
+type sizes struct{}
+
+func (sizes) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+	p := n.Path()
+	if len(p) != 1 {
+		return nil
+	}
+	switch p[0] {
+	case "call.tool", "call.via", "call.agent", "effect.op", "effect.path", "effect.zone", "effect.command":
+		return &cost.SizeEstimate{Min: 0, Max: maxBounded}
+	case "session.count":
+		return &cost.SizeEstimate{Min: uint64(len(opNames)), Max: uint64(len(opNames))}
+	}
+	return nil
+}
+
+func (sizes) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
+	return nil
 }
 
 // Policy is the set as one link of the chain. Its deny names the rule.
@@ -79,13 +137,8 @@ func (s *Set) Check(c *policy.ToolCall) *policy.Deny {
 		st = c.Session.State
 	}
 	in := &input{call: c, command: s.opt.Command, now: now, tally: policy.SessionTally(st)}
-	if s.all == nil {
-		for _, r := range s.Rules {
-			if d := r.judge(in); d != nil {
-				return d
-			}
-		}
-		return nil
+	if !s.withinBounds(c) {
+		return s.oneByOne(in)
 	}
 	effects := c.Effects
 	var none [1]policy.Effect
@@ -99,15 +152,20 @@ func (s *Set) Check(c *policy.ToolCall) *policy.Deny {
 		} else {
 			in.effect = &effects[k]
 		}
-		out, _, err := s.all.Eval(in)
-		list, ok := out.(traits.Lister)
-		if err != nil || !ok {
-			return s.oneByOne(in)
-		}
-		for i := 0; i < best; i++ {
-			if list.Get(types.Int(i)) == types.True {
-				best, at = i, k
-				break
+		for _, l := range s.lists {
+			out, _, err := l.prg.Eval(in)
+			list, ok := out.(traits.Lister)
+			if err != nil || !ok {
+				return s.oneByOne(in)
+			}
+			for j, i := range l.index {
+				if i >= best {
+					break
+				}
+				if list.Get(types.Int(j)) == types.True {
+					best, at = i, k
+					break
+				}
 			}
 		}
 	}
@@ -120,6 +178,21 @@ func (s *Set) Check(c *policy.ToolCall) *policy.Deny {
 		d.Effect = &c.Effects[at]
 	}
 	return d
+}
+
+// withinBounds reports whether the call's strings are as short as the
+// static estimate assumed.
+func (s *Set) withinBounds(c *policy.ToolCall) bool {
+	if len(c.Tool) > maxBounded || len(c.Via) > maxBounded || c.Session != nil && len(c.Session.Agent) > maxBounded {
+		return false
+	}
+	for i := range c.Effects {
+		e := &c.Effects[i]
+		if len(e.Path.String()) > maxBounded || s.opt.Command != nil && len(s.opt.Command(e)) > maxBounded {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Set) oneByOne(in *input) *policy.Deny {
