@@ -208,3 +208,12 @@ deny = { tool = "bash", args = { command = "ls" } }
 		t.Errorf("check bash as the bot: exit %d\n%s", code, out)
 	}
 }
+
+// TestSampleRules: the 20-rule sample config the hook is timed with
+// compiles, and lists the built-in rules and its own in order.
+func TestSampleRules(t *testing.T) {
+	out, errs, code := runCLI(t, "rules", "--config", "../../testdata/rules20.toml")
+	if code != 0 || strings.Count(out, "        when:") != 20 || !strings.Contains(out, "24. no_rm_in_meta_19") {
+		t.Errorf("exit %d %s\n%s", code, errs, out)
+	}
+}
