@@ -116,12 +116,18 @@ func jqArgs(inv *invocation) {
 	for i := 0; i < len(inv.args); i++ {
 		s, _ := inv.args[i].lit()
 		switch s {
-		case "--arg", "--argjson":
-			i += 2
-			continue
-		case "--slurpfile", "--rawfile":
-			if i+2 < len(inv.args) {
+		case "--arg", "--argjson", "--slurpfile", "--rawfile":
+			if (s == "--slurpfile" || s == "--rawfile") && i+2 < len(inv.args) {
 				inv.reads = append(inv.reads, inv.args[i+2])
+			}
+			for _, v := range inv.args[i+1 : min(i+3, len(inv.args))] {
+				if v.unknown && v.splits || !v.unknown && v.meta >= 0 {
+					// It may be several words: those after it are read
+					// as options again, so the parser must see a word it
+					// can't fix there.
+					args = append(args, field{meta: -1, unknown: true, splits: true})
+					break
+				}
 			}
 			i += 2
 			continue
@@ -624,7 +630,11 @@ func (a *analyzer) findExec(st *state, c *cmdCall, cmd []field, starts []field, 
 					continue
 				}
 				base := strings.TrimRight(s.s, "/")
-				args = append(args, field{s: base + "/*", meta: len(base) + 1, deep: true})
+				meta := len(base) + 1
+				if s.meta >= 0 && s.meta < meta {
+					meta = s.meta // a glob start (find *): {} is any path under its folder
+				}
+				args = append(args, field{s: base + "/*", meta: meta, deep: true})
 				continue
 			}
 			args = append(args, f)

@@ -142,6 +142,7 @@ func (a *analyzer) parse(st *state, name string, args []field, sp *optSpec) (par
 				case i+1 < len(args):
 					i++
 					o.val, o.has = args[i], true
+					a.valueWord(st, args[i], sp.plus, name)
 				default:
 					o.has = false
 				}
@@ -169,6 +170,7 @@ func (a *analyzer) parse(st *state, name string, args []field, sp *optSpec) (par
 				} else if i+1 < len(args) {
 					i++
 					o.val = args[i]
+					a.valueWord(st, args[i], sp.plus, name)
 				} else {
 					o.has = false
 				}
@@ -260,6 +262,16 @@ func (a *analyzer) optionSafe(st *state, f field, plus bool, cmd string) bool {
 	}
 	a.optionGlobs[st.cwd] = cmd
 	return true
+}
+
+// valueWord checks a word taken as an option's value: a glob or an
+// unquoted unknown part may make it several words, and those after the
+// first are read as options again (tar -cf * x, with files named
+// --checkpoint-action=…).
+func (a *analyzer) valueWord(st *state, f field, plus bool, cmd string) {
+	if f.unknown && f.splits || !f.unknown && f.meta >= 0 && !a.optionSafe(st, f, plus, cmd) {
+		a.exec(st, cmd, DynamicArgument, cmd)
+	}
 }
 
 // checkOptionGlobs makes exec the commands whose globs were let through as
