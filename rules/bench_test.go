@@ -74,3 +74,18 @@ func BenchmarkChain20CEL(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompileSet20 is what a process pays once, at start-up, for the
+// 20 rules of testdata/rules20.toml (the hook pays it on every call).
+func BenchmarkCompileSet20(b *testing.B) {
+	c, err := config.Load("../testdata/rules20.toml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	decl := c.Policy("default").Rules
+	for b.Loop() {
+		if _, err := CompileSet(decl, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

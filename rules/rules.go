@@ -68,31 +68,49 @@ type Options struct {
 
 // Rule is one compiled [[rules.deny]] rule.
 type Rule struct {
-	Decl *config.DenyRule
-	ast  *cel.Ast
-	prg  cel.Program
-	opt  Options
+	Decl    *config.DenyRule
+	ast     *cel.Ast
+	program func() (cel.Program, error) // planned once, when first needed
+	opt     Options
 }
 
 // Compile compiles one declared rule. The error is an *Error naming the
 // rule, and where its text is, the file's line and column.
 func Compile(d *config.DenyRule, opt Options) (*Rule, error) {
-	e, err := env()
+	r, _, err := check(d, opt)
 	if err != nil {
-		return nil, fmt.Errorf("CEL environment: %w", err)
+		return nil, err
 	}
-	ast, iss := e.Compile(d.When)
-	if iss != nil && iss.Err() != nil {
-		return nil, compileError(d, iss.Errors())
-	}
-	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) {
-		return nil, &Error{Rule: d, Line: 1, Col: 1, Msg: fmt.Sprintf("when is of type %s, not bool: it must say true (deny) or false", t)}
-	}
-	prg, err := e.Program(ast, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
-	if err != nil {
+	if _, err := r.program(); err != nil {
 		return nil, &Error{Rule: d, Line: 1, Col: 1, Msg: err.Error()}
 	}
-	return &Rule{Decl: d, ast: ast, prg: prg, opt: opt}, nil
+	return r, nil
+}
+
+// check parses and type-checks one rule; its program is planned when
+// first needed (a set evaluates its rules together, and one alone only
+// when the set's list fails). It returns the parsed tree too.
+func check(d *config.DenyRule, opt Options) (*Rule, *cel.Ast, error) {
+	e, err := env()
+	if err != nil {
+		return nil, nil, fmt.Errorf("CEL environment: %w", err)
+	}
+	parsed, iss := e.Parse(d.When)
+	if iss != nil && iss.Err() != nil {
+		return nil, nil, compileError(d, iss.Errors())
+	}
+	ast, iss := e.Check(parsed)
+	if iss != nil && iss.Err() != nil {
+		return nil, nil, compileError(d, iss.Errors())
+	}
+	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) {
+		return nil, nil, &Error{Rule: d, Line: 1, Col: 1, Msg: fmt.Sprintf("when is of type %s, not bool: it must say true (deny) or false", t)}
+	}
+	r := &Rule{Decl: d, ast: ast, opt: opt}
+	r.program = sync.OnceValues(func() (cel.Program, error) {
+		return e.Program(ast, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
+	})
+	return r, parsed, nil
 }
 
 // CompileAll compiles an agent's rules in order, stopping at the first
@@ -168,7 +186,11 @@ func (r *Rule) match(in *input) (*policy.Effect, error) {
 }
 
 func (r *Rule) eval(in *input) (bool, error) {
-	out, _, err := r.prg.Eval(in)
+	prg, err := r.program()
+	if err != nil {
+		return false, err
+	}
+	out, _, err := prg.Eval(in)
 	if err != nil {
 		return false, err
 	}

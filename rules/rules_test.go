@@ -271,7 +271,7 @@ func TestSetIsTheRulesInOrder(t *testing.T) {
 	decl := []config.DenyRule{
 		{Name: "never", When: `effect.path == "nowhere"`, Reason: "0"},
 		{Name: "reads_session", When: `effect.op == "delete" && "notes/n.md" in session.read`, Reason: "1"}, // tracked
-		{Name: "any_delete", When: `effect.op == "delete"`, Reason: "2"},
+		{Name: "any_delete", When: `effect.op == "delete" && [1, 2].all(x, x > 0) && session.read.exists(p, p.endsWith(".md"))`, Reason: "2"},
 		{Name: "any_read", When: `effect.op == "read"`, Reason: "3"},
 	}
 	set, err := CompileSet(decl, Options{Command: command})

@@ -2,10 +2,12 @@ package rules
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
+	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
+
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/traits"
@@ -58,11 +60,13 @@ func CompileSet(decl []config.DenyRule, opt Options) (*Set, error) {
 		return nil, err
 	}
 	var bounded, tracked []int
+	parsed := make([]celast.Expr, len(decl))
 	for i := range decl {
-		r, err := Compile(&decl[i], opt)
+		r, p, err := check(&decl[i], opt)
 		if err != nil {
 			return nil, err
 		}
+		parsed[i] = p.NativeRep().Expr()
 		s.Rules = append(s.Rules, r)
 		if est, err := e.EstimateCost(r.ast, sizes{}); err == nil && est.Max <= CostLimit {
 			bounded = append(bounded, i)
@@ -77,14 +81,9 @@ func CompileSet(decl []config.DenyRule, opt Options) (*Set, error) {
 		if len(group.index) == 0 {
 			continue
 		}
-		whens := make([]string, len(group.index))
-		for k, i := range group.index {
-			whens[k] = "(" + decl[i].When + ")"
-		}
-		// Each part type-checked alone as bool: the list can't fail to.
-		ast, iss := e.Compile("[" + strings.Join(whens, ",\n") + "]")
-		if iss != nil && iss.Err() != nil {
-			return nil, fmt.Errorf("the rules together: %w", iss.Err())
+		ast, err := list(e, parsed, group.index)
+		if err != nil {
+			return nil, fmt.Errorf("the rules together: %w", err)
 		}
 		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
 		if group.track {
@@ -202,4 +201,29 @@ func (s *Set) oneByOne(in *input) *policy.Deny {
 		}
 	}
 	return nil
+}
+
+// list is the rules' parsed trees (copies, renumbered so that no two
+// nodes share an id) as one list expression, type-checked. Each was
+// checked alone as a bool, so the list can't fail to check; it is built
+// from the trees rather than from the text, since parsing is the dearest
+// part of compiling and each rule is parsed once.
+func list(e *cel.Env, parsed []celast.Expr, index []int) (*cel.Ast, error) {
+	fac := celast.NewExprFactory()
+	next := int64(1)
+	elems := make([]celast.Expr, 0, len(index))
+	for _, i := range index {
+		x := fac.CopyExpr(parsed[i])
+		x.RenumberIDs(func(int64) int64 { next++; return next })
+		elems = append(elems, x)
+	}
+	pb, err := celast.ExprToProto(fac.NewList(1, elems, nil))
+	if err != nil {
+		return nil, err
+	}
+	ast, iss := e.Check(cel.ParsedExprToAst(&exprpb.ParsedExpr{Expr: pb}))
+	if iss != nil && iss.Err() != nil {
+		return nil, iss.Err()
+	}
+	return ast, nil
 }
