@@ -1,13 +1,17 @@
 package search
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
 
 // finder looks for one needle by its rarest byte: bytes.Index goes by the
 // first byte, and in notes the first byte of a word ("l" of "lighthouse",
 // the space before it) is common, which slows it down several times.
 type finder struct {
-	b    []byte
-	rare int // the offset in b of its rarest byte
+	b           []byte
+	rare, rare2 int // the offsets in b of its rarest byte and the next
 }
 
 func newFinder(b []byte) finder {
@@ -15,6 +19,12 @@ func newFinder(b []byte) finder {
 	for i, c := range b {
 		if byteRank[c] < byteRank[b[f.rare]] {
 			f.rare = i
+		}
+	}
+	f.rare2 = -1
+	for i, c := range b {
+		if i != f.rare && (f.rare2 < 0 || byteRank[c] < byteRank[b[f.rare2]]) {
+			f.rare2 = i
 		}
 	}
 	return f
@@ -39,12 +49,37 @@ func (f *finder) index(hay []byte) int {
 			return at
 		}
 		i = at + 1
-		// The rare byte is not rare here: let bytes.Index go on.
-		if misses++; misses > 8 && misses > i/16 {
-			if k := bytes.Index(hay[i:], f.b); k >= 0 {
-				return i + k
+		// The rare byte is not rare here (one in fewer than 64 bytes):
+		// look for it and the next rarest together.
+		if misses++; misses > 8 && misses > i/64 {
+			return f.pairIndex(hay, i)
+		}
+	}
+	return -1
+}
+
+// pairIndex is index from position i on, going eight positions at a
+// time: those where both rare bytes are in place (a SWAR test that may
+// let through a few that are not) are compared with the needle.
+func (f *finder) pairIndex(hay []byte, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	n, o1, o2 := len(f.b), f.rare, f.rare2
+	c1, c2 := f.b[o1], f.b[o2]
+	r1, r2 := uint64(c1)*lo, uint64(c2)*lo
+	last := len(hay) - n
+	for ; i+7 <= last; i += 8 {
+		x1 := binary.LittleEndian.Uint64(hay[i+o1:]) ^ r1 // a zero byte where c1 is
+		x2 := binary.LittleEndian.Uint64(hay[i+o2:]) ^ r2
+		for m := (x1 - lo) &^ x1 & (x2 - lo) &^ x2 & hi; m != 0; m &= m - 1 {
+			at := i + bits.TrailingZeros64(m)/8
+			if bytes.Equal(hay[at:at+n], f.b) {
+				return at
 			}
-			return -1
+		}
+	}
+	for ; i <= last; i++ {
+		if hay[i+o1] == c1 && hay[i+o2] == c2 && bytes.Equal(hay[i:i+n], f.b) {
+			return i
 		}
 	}
 	return -1

@@ -311,3 +311,30 @@ func ExampleScanner_Scan() {
 	// 2: the Kiss of life
 	// 3: KISS
 }
+
+// FuzzIndex: the rare-byte finder finds what bytes.Index finds, where the
+// rare byte is rare and where it is everywhere.
+func FuzzIndex(f *testing.F) {
+	f.Add([]byte("lighthouse"), []byte(strings.Repeat("morning evening ", 40)+"the lighthouse"))
+	f.Add([]byte("ab"), []byte(strings.Repeat("a", 300)+"b"))
+	f.Add([]byte("\x00\x01"), []byte("\x00\x00\x01\x01\x00\x01"))
+	f.Fuzz(func(t *testing.T, needle, hay []byte) {
+		fd := newFinder(needle)
+		for _, h := range [][]byte{hay, bytes.Repeat(hay, 20)} {
+			if got, want := fd.index(h), bytes.Index(h, needle); got != want {
+				t.Fatalf("index(%q, %q) = %d, want %d", h, needle, got, want)
+			}
+			if len(needle) >= 2 {
+				for from := range min(len(h), 9) {
+					want := bytes.Index(h[from:], needle)
+					if want >= 0 {
+						want += from
+					}
+					if got := fd.pairIndex(h, from); got != want {
+						t.Fatalf("pairIndex(%q, %q, %d) = %d, want %d", h, needle, from, got, want)
+					}
+				}
+			}
+		}
+	})
+}

@@ -394,7 +394,7 @@ func readDirEntries(d afero.File) ([]fs.DirEntry, error) {
 
 // searchFile returns the first limit matches in the note p.
 func (s *Set) searchFile(sc *search.Scanner, p string, m *search.Matcher, limit int) []Match {
-	f, err := s.Vault.Fs.Open(p)
+	f, err := openNote(s.Vault.Fs, p)
 	if err != nil {
 		return nil // vanished or unreadable: not a match
 	}

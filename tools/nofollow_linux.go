@@ -143,8 +143,17 @@ func (f *NoFollowFs) Create(name string) (afero.File, error) {
 // openat2, RESOLVE_NO_SYMLINKS covers the whole name, so one call does
 // the parent walk and the O_NOFOLLOW open.
 func (f *NoFollowFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
-	if err := checkName("open", name); err != nil {
+	fd, err := f.openFd(name, flag, perm)
+	if err != nil {
 		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// openFd is OpenFile's descriptor, for a caller that reads it itself.
+func (f *NoFollowFs) openFd(name string, flag int, perm os.FileMode) (int, error) {
+	if err := checkName("open", name); err != nil {
+		return -1, err
 	}
 	flag |= unix.O_NOFOLLOW
 	var mode uint32
@@ -166,9 +175,9 @@ func (f *NoFollowFs) OpenFile(name string, flag int, perm os.FileMode) (afero.Fi
 		}
 	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return -1, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return os.NewFile(uintptr(fd), name), nil
+	return fd, nil
 }
 
 // Open opens for reading, without blocking on a FIFO or a device put where
