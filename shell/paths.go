@@ -35,6 +35,8 @@ type fsState struct {
 	links map[string]string // a symlink created here → its target (absolute, lexical)
 	taint map[string]bool   // paths whose subtree (true: and the path itself) can't be known
 	made  map[string]bool   // folders this command surely made (mkdir), for cd
+	// stat is Options.Stat: what is at a name before the command runs.
+	stat func(abs string) FileInfo
 }
 
 func newFSState() fsState {
@@ -42,7 +44,7 @@ func newFSState() fsState {
 }
 
 func (s fsState) clone() fsState {
-	return fsState{links: maps.Clone(s.links), taint: maps.Clone(s.taint), made: maps.Clone(s.made)}
+	return fsState{links: maps.Clone(s.links), taint: maps.Clone(s.taint), made: maps.Clone(s.made), stat: s.stat}
 }
 
 // foldFS keeps the file system changes a subshell made: a link that the two

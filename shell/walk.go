@@ -116,6 +116,7 @@ func (a *analyzer) initialState() *state {
 		fds:     map[int]fdBind{0: {kind: fdNull}, 1: {kind: fdPipe}, 2: {kind: fdPipe}},
 		fsState: newFSState(),
 	}
+	st.stat = a.opts.Stat
 	if r := a.resolveAbs(st, a.opts.Cwd, true); !r.unknown && !r.none {
 		st.cwd, st.cwdKnown = r.abs, true
 		if r.abs == a.opts.Cwd {
@@ -193,6 +194,14 @@ func join(x, y *state) *state {
 		out.stdin = inDynamic
 	}
 	out.foldFS(y)
+	for k := range y.links {
+		if _, both := x.links[k]; !both && x.stat != nil && x.stat(k).Exists {
+			// Made on one path only, over a name that is there on the
+			// other ([ c ] && ln -sf ../мета/план.md notes/a.md): either.
+			delete(out.links, k)
+			out.taint[k] = true
+		}
+	}
 	for k := range out.made {
 		if !x.made[k] || !y.made[k] {
 			delete(out.made, k) // made on one path only
