@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,7 @@ func bundle(t *testing.T) string {
 			return
 		}
 		bundlePath = dir
-		for _, pkg := range []string{".", "../vaultgate-hook", "../vaultgate-wall"} {
+		for _, pkg := range []string{".", "../vaultgate-hook", "../vaultgate-hook-rules", "../vaultgate-wall"} {
 			name := filepath.Base(pkg)
 			if pkg == "." {
 				name = "vaultgate"
@@ -65,6 +66,8 @@ var heavy = []string{
 func TestLeanBinaries(t *testing.T) {
 	for pkg, banned := range map[string][]string{
 		"../vaultgate-hook": heavy,
+		// The hook for agents with config rules: CEL, and nothing else heavy.
+		"../vaultgate-hook-rules": slices.DeleteFunc(slices.Clone(heavy), func(p string) bool { return strings.HasSuffix(p, "cel-go") }),
 		// The helper only builds the wall: not even the gate.
 		"../vaultgate-wall": append(heavy, "github.com/vaultgate/vaultgate/server", "github.com/vaultgate/vaultgate/tools", "github.com/vaultgate/vaultgate/shell"),
 	} {

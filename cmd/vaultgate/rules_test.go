@@ -94,12 +94,13 @@ func TestRulesThroughStdio(t *testing.T) {
 }
 
 // TestRulesThroughTheHook: vaultgate-hook hands an agent with rules to
-// vaultgate hook beside it, and the session's deletes are counted from
+// vaultgate-hook-rules beside it, and the session's deletes are counted from
 // one hook process to the next; the reasons come in the agent's language.
 func TestRulesThroughTheHook(t *testing.T) {
 	for name, hook := range map[string][]string{
-		"vaultgate hook": {filepath.Join(bundle(t), "vaultgate"), "hook"},
-		"vaultgate-hook": {filepath.Join(bundle(t), "vaultgate-hook")},
+		"vaultgate hook":       {filepath.Join(bundle(t), "vaultgate"), "hook"},
+		"vaultgate-hook":       {filepath.Join(bundle(t), "vaultgate-hook")},
+		"vaultgate-hook-rules": {filepath.Join(bundle(t), "vaultgate-hook-rules")},
 	} {
 		t.Run(name, func(t *testing.T) {
 			vault, cfg, _ := ruleVault(t, "")
@@ -215,5 +216,38 @@ func TestSampleRules(t *testing.T) {
 	out, errs, code := runCLI(t, "rules", "--config", "../../testdata/rules20.toml")
 	if code != 0 || strings.Count(out, "        when:") != 20 || !strings.Contains(out, "24. no_rm_in_meta_19") {
 		t.Errorf("exit %d %s\n%s", code, errs, out)
+	}
+}
+
+// TestHookHandOff: vaultgate-hook hands an agent with rules to
+// vaultgate-hook-rules beside it, or else to vaultgate hook; with
+// neither beside it, it denies (exit 2) and says why. An agent without
+// rules stays in vaultgate-hook.
+func TestHookHandOff(t *testing.T) {
+	vault, cfg, _ := ruleVault(t, "")
+	rm := hookJSON("ho", vault, "Bash", map[string]any{"command": "rm drafts/a.md"})
+	copyBin := func(dir, name string) {
+		data, err := os.ReadFile(filepath.Join(bundle(t), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withVaultgate, alone := t.TempDir(), t.TempDir()
+	copyBin(withVaultgate, "vaultgate-hook")
+	copyBin(withVaultgate, "vaultgate")
+	copyBin(alone, "vaultgate-hook")
+	if out, errs, code := runHookBinary(t, []string{filepath.Join(withVaultgate, "vaultgate-hook")}, cfg, rm); code != 0 || out != "" {
+		t.Errorf("handed to vaultgate hook: exit %d %q %q", code, out, errs)
+	}
+	out, errs, code := runHookBinary(t, []string{filepath.Join(alone, "vaultgate-hook")}, cfg, rm)
+	if code != 2 || out != "" || !strings.Contains(errs, "neither is beside") {
+		t.Errorf("alone: exit %d %q %q", code, out, errs)
+	}
+	_, plain, _ := sampleVault(t)
+	if out, errs, code := runHookBinary(t, []string{filepath.Join(alone, "vaultgate-hook")}, plain, rm); code != 0 {
+		t.Errorf("no rules, alone: exit %d %q %q", code, out, errs)
 	}
 }

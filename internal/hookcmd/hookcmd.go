@@ -111,7 +111,7 @@ func (h *hook) deny(format string, args ...any) int {
 // Rules compiles an agent's [[rules.deny]]: set by a binary that links
 // CEL (vaultgate, through package rules). vaultgate-hook leaves it nil, so
 // that a hook call of an agent without rules pays nothing for CEL, and
-// hands a call of an agent with rules to `vaultgate hook` beside it.
+// hands a call of an agent with rules to vaultgate-hook-rules beside it.
 var Rules server.RuleCompiler
 
 func (h *hook) judge(stdin io.Reader) int {
@@ -167,21 +167,27 @@ func (h *hook) judge(stdin io.Reader) int {
 	return ExitAnswered
 }
 
-// handOff replaces this process with `vaultgate hook` from beside this
-// binary, with the same flags and the same stdin, still unread. Anything
-// that stops it denies.
+// handOff replaces this process with a hook that has CEL, from beside
+// this binary: vaultgate-hook-rules, or else `vaultgate hook`, with the
+// same flags and the same stdin, still unread. Anything that stops it
+// denies.
 func (h *hook) handOff(stdin io.Reader) int {
 	if f, ok := stdin.(*os.File); !ok || f != os.Stdin {
 		return h.deny("agent %q has [[rules.deny]] rules, which this binary can't evaluate", h.flags.Agent)
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return h.deny("agent %q has [[rules.deny]] rules: finding vaultgate: %v", h.flags.Agent, err)
+		return h.deny("agent %q has [[rules.deny]] rules: finding the hook that evaluates them: %v", h.flags.Agent, err)
 	}
-	full := filepath.Join(filepath.Dir(exe), "vaultgate")
-	if _, err := os.Stat(full); err != nil {
-		return h.deny("agent %q has [[rules.deny]] rules, which `vaultgate hook` evaluates, and there is no vaultgate beside %s", h.flags.Agent, exe)
+	flags := []string{"--config", h.flags.Config, "--agent", h.flags.Agent}
+	for _, next := range [][]string{{"vaultgate-hook-rules"}, {"vaultgate", "hook"}} {
+		full := filepath.Join(filepath.Dir(exe), next[0])
+		if _, err := os.Stat(full); err != nil {
+			continue
+		}
+		argv := append(append([]string{full}, next[1:]...), flags...)
+		err := syscall.Exec(full, argv, os.Environ())
+		return h.deny("handing the call to %s: %v", full, err)
 	}
-	err = syscall.Exec(full, []string{full, "hook", "--config", h.flags.Config, "--agent", h.flags.Agent}, os.Environ())
-	return h.deny("handing the call to %s hook: %v", full, err)
+	return h.deny("agent %q has [[rules.deny]] rules, which vaultgate-hook-rules or vaultgate hook evaluates, and neither is beside %s", h.flags.Agent, exe)
 }
