@@ -161,6 +161,20 @@ func (g *Gate) Chain(p *config.Policy) policy.Chain {
 	return append(c, g.rules...)
 }
 
+// chainFor is the chain a caller's call is judged by: its agent's, but
+// without the config's rules for a hook's After event, which only
+// records what Claude Code did once its PreToolUse was allowed: judged
+// again on the counters that call itself raised, a rule could refuse the
+// record (the read that read_before_write needs, a write's history).
+func (g *Gate) chainFor(c Caller) policy.Chain {
+	if c.Hook == nil || !c.Hook.After {
+		return g.Chain(c.Policy)
+	}
+	chain := policy.Chain(tools.Rules(c.Policy))
+	chain = append(chain, policy.Builtin(c.Policy.ReadBeforeWrite)...)
+	return append(chain, g.rules...)
+}
+
 // Call plans, judges, and then runs and records one call as steps says.
 // raw is the call's arguments as decoded JSON; anything but an object is
 // malformed.
@@ -230,7 +244,7 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 	if c.Session != nil && c.Session.State != nil {
 		policy.Begin(c.Session.State, start)
 	}
-	if d := g.Chain(c.Policy).Judge(call); d != nil {
+	if d := g.chainFor(c).Judge(call); d != nil {
 		out.Decision, out.Deny = Deny, d
 		return out
 	}

@@ -189,3 +189,46 @@ func TestHookSessionCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestHookAfterIsNotJudgedByConfigRules: the PostToolUse of a call the
+// PreToolUse allowed records it even when the counters that call raised
+// would now make a rule deny; the read it records lets a later Edit pass
+// read_before_write.
+func TestHookAfterIsNotJudgedByConfigRules(t *testing.T) {
+	g, p, v, auditPath := hookGate(t, `
+[[rules.deny]]
+name = "two_reads"
+when = 'effect.op == "read" && session.count["read"] >= 2'
+reason = "two reads are enough"
+`)
+	if err := g.CompileRules(rules.Chain); err != nil {
+		t.Fatal(err)
+	}
+	after := func(tool string, input map[string]any) {
+		t.Helper()
+		in := &HookInput{SessionID: "after", Cwd: v, HookEventName: "PostToolUse", ToolName: tool, ToolInput: input}
+		if _, err := g.Hook(context.Background(), p, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"Welcome.md", "notes/ideas.md"} {
+		in := map[string]any{"file_path": filepath.Join(v, name)}
+		if got := hookCall(t, g, p, "after", v, "Read", in); got != "" {
+			t.Fatalf("Read %s: %s", name, got)
+		}
+		after("Read", in)
+	}
+	if got := hookCall(t, g, p, "after", v, "Read", map[string]any{"file_path": filepath.Join(v, "notes/projects/plan.md")}); got != "two reads are enough" {
+		t.Errorf("the third Read: %q", got)
+	}
+	edit := map[string]any{"file_path": filepath.Join(v, "notes/ideas.md"), "old_string": "a", "new_string": "b"}
+	if got := hookCall(t, g, p, "after", v, "Edit", edit); got != "" {
+		t.Errorf("Edit after the recorded Read: %s", got)
+	}
+	data, _ := os.ReadFile(auditPath)
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if strings.Contains(l, `"event":"after"`) && strings.Contains(l, `"decision":"deny"`) {
+			t.Errorf("an After line denied: %s", l)
+		}
+	}
+}
