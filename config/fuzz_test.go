@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add("vault = \"v\"\nlang = \"ru\"\n[agents.x]\nlang = \"en\"\n[agents.x.zones]\nedit = [\"notes\"]\n")
 	f.Add("vault = \"v\"\n[bash]\nenabled = true\ntimeout = \"1s\"\nmax_timeout = \"0s\"\n")
 	f.Add("vault = \"/\"\n[zones]\nprotected = [\"../x\", \"/etc\"]\n")
+	f.Add(strings.ReplaceAll(ruleConfig, `"vault"`, `"v"`)) // [[rules.deny]], examples, agents' rules
 	f.Fuzz(func(t *testing.T, body string) {
 		dir := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(dir, "v", "notes"), 0o755); err != nil {
