@@ -16,6 +16,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/sandbox"
+	"github.com/vaultgate/vaultgate/rules"
 	"github.com/vaultgate/vaultgate/server"
 )
 
@@ -180,7 +181,8 @@ func Run(ctx context.Context, o Options) (int, error) {
 		ln.Close()
 		return 0, fail("server", "%v", err)
 	}
-	gate, closeGate, err := server.Open(cfg, server.OpenOptions{WallHelper: o.Helper, StartUp: true, Log: logw})
+	gate, closeGate, err := server.Open(cfg, server.OpenOptions{WallHelper: o.Helper, StartUp: true, Log: logw,
+		Agents: []string{pol.Name}, Rules: rules.Chain})
 	if err != nil {
 		ln.Close()
 		return 0, fail("server", "%v", err)

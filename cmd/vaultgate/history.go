@@ -216,7 +216,9 @@ the history nor the audit log knows (then nothing is done).`,
 			if err != nil {
 				return fail(exitUsage, "--%v", err)
 			}
-			g, closeAll, err := server.Open(cfg, server.OpenOptions{Recover: true})
+			// Undo is the person's, not an agent's call: the config's
+			// rules are not compiled for it (nor can a broken one stop it).
+			g, closeAll, err := server.Open(cfg, server.OpenOptions{Recover: true, OwnRules: true})
 			if err != nil {
 				return fail(exitFailed, "%v", err)
 			}

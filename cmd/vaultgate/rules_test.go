@@ -251,3 +251,22 @@ func TestHookHandOff(t *testing.T) {
 		t.Errorf("no rules, alone: exit %d %q %q", code, out, errs)
 	}
 }
+
+// TestUndoWithRules: undo is the person's: it opens a vault whose config
+// has rules, and puts back what the agent's allowed call changed.
+func TestUndoWithRules(t *testing.T) {
+	bin := binary(t)
+	vault, cfg, _ := ruleVault(t, "")
+	c := serveClient(t, bin, cfg)
+	if text, isErr := callTool(t, c, "write", map[string]any{"path": "notes/by-agent.md", "content": "x"}); isErr {
+		t.Fatalf("write: %s", text)
+	}
+	c.Close()
+	out, errs, code := runBin(t, bin, "undo", "--config", cfg, "--since", "1h")
+	if code != 0 {
+		t.Fatalf("undo: exit %d %s %s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(vault, "notes/by-agent.md")); !os.IsNotExist(err) {
+		t.Errorf("notes/by-agent.md after undo: %v\n%s", err, out)
+	}
+}
