@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/vaultgate/vaultgate/config"
-	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/rules"
+	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/server"
 )
 
