@@ -109,7 +109,9 @@ func dangerousEnv(name string) bool {
 		"EXECIGNORE", "HOME", "OLDPWD", "PWD", "TMPDIR", "GLOBIGNORE", "BASH_COMPAT", "INPUTRC", "NLSPATH", "LOCPATH",
 		// Read by programs in the table as extra options, some of which run programs.
 		"TAR_OPTIONS", "GREP_OPTIONS", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "GZIP", "XZ_OPT", "XZ_DEFAULTS",
-		"BZIP", "BZIP2", "ZSTD_CLEVEL", "UNZIP", "UNZIPOPT", "TAPE", "SHELL":
+		"BZIP", "BZIP2", "ZSTD_CLEVEL", "UNZIP", "UNZIPOPT", "TAPE", "SHELL",
+		// A file of extra options (rg --pre in it runs a program), or of data read.
+		"RIPGREP_CONFIG_PATH", "MAGIC":
 		return true
 	}
 	return strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_")
