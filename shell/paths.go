@@ -501,9 +501,10 @@ func (a *analyzer) globEscapes(st *state, f field, sub resolved) []resolved {
 		dir = "/"
 	}
 	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(st.cwd, dir)
+		dir = st.cwd + "/" + dir
 	}
-	cur := []string{filepath.Clean(dir)}
+	// Not cleaned: notes/link/../* lists where notes/link/.. really is.
+	cur := []string{dir}
 	for _, comp := range strings.Split(s, "/") {
 		if comp == "" {
 			continue
@@ -511,7 +512,7 @@ func (a *analyzer) globEscapes(st *state, f field, sub resolved) []resolved {
 		var next []string
 		for _, c := range cur {
 			if globIndex(comp) < 0 && !strings.ContainsAny(comp, "*?[") {
-				next = append(next, filepath.Join(c, comp))
+				next = append(next, c+"/"+comp)
 				continue
 			}
 			real := a.resolveAbs(st, c, true)
@@ -529,7 +530,7 @@ func (a *analyzer) globEscapes(st *state, f field, sub resolved) []resolved {
 					continue
 				}
 				if ok, err := filepath.Match(comp, n); ok || err != nil {
-					next = append(next, filepath.Join(c, n))
+					next = append(next, filepath.Join(real.abs, n))
 				}
 			}
 			if len(next) > maxGlobMatches {

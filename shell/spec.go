@@ -326,7 +326,10 @@ func (a *analyzer) operand(st *state, inv *invocation, r role, f field, at int, 
 		r := a.pathEffect(st, f, zones.OpDelete, name, pathOpts{})
 		a.removed(r)
 		if inv.is(parents) && !r.unknown && !r.none {
-			if s, ok := f.lit(); ok {
+			if s, ok := f.lit(); ok && hasDotDot(s) {
+				// rmdir -p cuts the text, and the kernel walks each cut.
+				a.emit(Effect{Op: zones.OpDelete, Unknown: true, Command: name})
+			} else if ok {
 				for d := filepath.Dir(filepath.Clean(s)); d != "." && d != "/"; d = filepath.Dir(d) {
 					a.pathEffect(st, litField(d), zones.OpDelete, name, pathOpts{})
 				}
