@@ -104,6 +104,7 @@ func BenchmarkRunTrueWallOverlay(b *testing.B) {
 	if d := os.Getenv("VAULTGATE_BENCH_STATE"); d != "" {
 		states = append(states, struct{ name, dir string }{"state=" + d, d}) // the real state folder's file system
 	}
+	states = append(states, struct{ name, dir string }{"layer=memory", ""}) // the call's own tmpfs
 	for _, st := range states {
 		b.Run(st.name, func(b *testing.B) { benchOverlay(b, tab, dir, st.dir, full) })
 	}
@@ -114,7 +115,10 @@ func benchOverlay(b *testing.B, tab *zones.Table, dir, state string, full Layers
 		cfg := &WallConfig{Zones: tab, Layers: full, Required: true}
 		start := time.Now()
 		var layer string
-		if overlay {
+		switch {
+		case overlay && state == "":
+			cfg.Overlay = &Overlay{Memory: &MemoryLayer{MaxBytes: 64 << 20, MaxFiles: 1000}}
+		case overlay:
 			var err error
 			if layer, err = os.MkdirTemp(state, "layer-"); err != nil {
 				b.Fatal(err)
@@ -124,8 +128,12 @@ func benchOverlay(b *testing.B, tab *zones.Table, dir, state string, full Layers
 			os.Mkdir(cfg.Overlay.Work, 0o700)
 		}
 		r := Request{Command: "true", Dir: dir, Env: []string{"PATH"}, Environ: os.Environ(), Wall: cfg}
-		if res, err := Run(context.Background(), r); err != nil || res.ExitCode != 0 {
+		res, err := Run(context.Background(), r)
+		if err != nil || res.ExitCode != 0 {
 			b.Fatal(res, err)
+		}
+		if res.Upper != nil {
+			res.Upper.Close()
 		}
 		if layer != "" {
 			openUp(layer)

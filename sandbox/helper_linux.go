@@ -35,7 +35,7 @@ const (
 // missing: it refuses any other version, and any field it does not know.
 // Bump it whenever a plan's fields or their meaning change
 // (TestPlanShapeIsVersioned notices a change of fields).
-const planVersion = 2
+const planVersion = 3
 
 // helperPlan is what the helper reads on planFD.
 type helperPlan struct {

@@ -138,6 +138,7 @@ func planShape(t reflect.Type, seen map[reflect.Type]bool) string {
 var planShapes = map[int]string{
 	1: "e5efb1ae20b4582e",
 	2: "b1c03e9dd380f504", // Wall.Overlay, Layers.Overlay
+	3: "fc0acddba6f9d6be", // Overlay.Memory, Layers.MemoryLayer
 }
 
 // TestPlanShapeIsVersioned: a change to what the plan holds must come with

@@ -161,21 +161,33 @@ const overlayStage = "/overlay"
 
 // mountOverlay mounts the vault as an overlay at overlayStage: the host's
 // vault (through the old root) as the read-only lower layer, the plan's
-// upper and work folders above it. Each is opened without following any
-// link and handed to overlayfs as /proc/self/fd/N, so the layers are
-// exactly the folders the server checked, and no comma or colon in a path
-// can be read as an option.
+// upper and work folders above it (or those of the call's own tmpfs).
+// Each is opened without following any link and handed to overlayfs as
+// /proc/self/fd/N, so the layers are exactly the folders the server
+// checked, and no comma or colon in a path can be read as an option.
 func mountOverlay(w *Wall, userNS bool) error {
-	var fds [3]int
-	for i, p := range []string{oldRoot + w.Vault, oldRoot + w.Overlay.Upper, oldRoot + w.Overlay.Work} {
-		fd, err := openNoFollow(p)
-		if err != nil {
-			return fmt.Errorf("open %s: %w", p, err)
-		}
-		defer unix.Close(fd)
-		fds[i] = fd
+	lower, err := openNoFollow(oldRoot + w.Vault)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", oldRoot+w.Vault, err)
 	}
-	mnt, err := overlayMount(fds[0], fds[1], fds[2], newRoot+"/proc", userNS)
+	defer unix.Close(lower)
+	var upper, work int
+	if w.Overlay.Memory != nil {
+		if upper, work, err = memoryLayer(w, lower, userNS); err != nil {
+			return fmt.Errorf("the in-memory layer: %w", err)
+		}
+	} else {
+		if upper, err = openNoFollow(oldRoot + w.Overlay.Upper); err != nil {
+			return fmt.Errorf("open %s: %w", oldRoot+w.Overlay.Upper, err)
+		}
+		if work, err = openNoFollow(oldRoot + w.Overlay.Work); err != nil {
+			unix.Close(upper)
+			return fmt.Errorf("open %s: %w", oldRoot+w.Overlay.Work, err)
+		}
+	}
+	defer unix.Close(upper)
+	defer unix.Close(work)
+	mnt, err := overlayMount(lower, upper, work, newRoot+"/proc", userNS)
 	if err != nil {
 		return err
 	}
@@ -187,6 +199,93 @@ func mountOverlay(w *Wall, userNS bool) error {
 		return fmt.Errorf("move_mount %s: %w", overlayStage, err)
 	}
 	return nil
+}
+
+// layerStage is where the helper mounts the call's in-memory layer: in its
+// scratch root, which goes when the old root is detached, so nothing in
+// the wall can reach the layer but through the overlay.
+const layerStage = "/layer"
+
+// memoryLayer mounts the call's tmpfs (sized from its caps), makes upper
+// and work folders in it, gives the upper one the vault root's owner and
+// mode (see prepareOverlay), and hands the server a descriptor of it on
+// the status socket: the server reads the changes through it when the
+// command has ended, and the tmpfs lives as long as that descriptor, after
+// the namespace has gone. It returns the two folders, O_PATH.
+func memoryLayer(w *Wall, vault int, userNS bool) (upper, work int, err error) {
+	m := w.Overlay.Memory
+	if err := unix.Mkdir(layerStage, 0o700); err != nil {
+		return -1, -1, err
+	}
+	if err := unix.Mount("tmpfs", layerStage, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, m.tmpfsOptions()); err != nil {
+		return -1, -1, fmt.Errorf("tmpfs: %w", err)
+	}
+	for _, d := range []string{"upper", "work"} {
+		if err := unix.Mkdir(layerStage+"/"+d, 0o700); err != nil {
+			return -1, -1, err
+		}
+	}
+	var sv unix.Stat_t
+	if err := unix.Fstat(vault, &sv); err != nil {
+		return -1, -1, fmt.Errorf("the vault: %w", err)
+	}
+	fd, err := unix.Open(layerStage+"/upper", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, -1, err
+	}
+	defer unix.Close(fd)
+	// In a user namespace a vault owned by a uid the namespace does not
+	// map can't be given: the root is then the namespace's, as on disk.
+	if err := unix.Fchown(fd, int(sv.Uid), int(sv.Gid)); err != nil && !userNS {
+		return -1, -1, fmt.Errorf("giving the upper folder the vault root's owner %d:%d: %w", sv.Uid, sv.Gid, err)
+	}
+	if err := unix.Fchmod(fd, sv.Mode&0o7777); err != nil {
+		return -1, -1, fmt.Errorf("giving the upper folder the vault root's mode: %w", err)
+	}
+	if err := unix.Sendmsg(statusFD, []byte(upperMsg), unix.UnixRights(fd), nil, 0); err != nil {
+		return -1, -1, fmt.Errorf("handing the upper folder to the server: %w", err)
+	}
+	if upper, err = openNoFollow(layerStage + "/upper"); err != nil {
+		return -1, -1, err
+	}
+	if work, err = openNoFollow(layerStage + "/work"); err != nil {
+		unix.Close(upper)
+		return -1, -1, err
+	}
+	return upper, work, nil
+}
+
+// upperMsg is the status message that carries the in-memory upper folder.
+const upperMsg = "upper\n"
+
+// checkUpper accepts a descriptor the helper handed over only if it is a
+// folder on a tmpfs.
+func checkUpper(f *os.File) error {
+	var st unix.Stat_t
+	var fs unix.Statfs_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return err
+	}
+	if err := unix.Fstatfs(int(f.Fd()), &fs); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || fs.Type != unix.TMPFS_MAGIC {
+		return errors.New("the helper handed over something that is not a folder on a tmpfs")
+	}
+	return nil
+}
+
+// MemoryFull reports whether the in-memory layer upper (Result.Upper) ran
+// out of room while the command ran. A call within caps m never leaves it
+// with less than the slack free, so a full one was stopped by ENOSPC on
+// its way past them: the call is over its limits, whatever the diff of
+// what was left counts.
+func MemoryFull(upper *os.File, m MemoryLayer) (bool, error) {
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(int(upper.Fd()), &fs); err != nil {
+		return false, fmt.Errorf("sandbox: the in-memory layer: %w", err)
+	}
+	return int64(fs.Bavail)*fs.Bsize < memByteSlack || int64(fs.Ffree) < memInodeSlack/2, nil
 }
 
 // overlayOptions are the overlay's options beyond its layers. As root:
@@ -283,6 +382,26 @@ func probeOverlay(dir string, userNS bool) error {
 	unix.Close(fd)
 	if _, err := os.Lstat(filepath.Join(dir, "upper", "probe")); err != nil {
 		return fmt.Errorf("a write through the overlay did not reach its upper folder: %w", err)
+	}
+	return nil
+}
+
+// probeMemoryLayer tells whether a tmpfs (dir is one) takes the records
+// overlayfs keeps on its upper layer: trusted.overlay.* as root,
+// user.overlay.* in a user namespace (tmpfs has user xattrs from Linux
+// 6.6). Without them a folder can't be made opaque, so the in-memory
+// layer is not used and the call's layer goes on disk.
+func probeMemoryLayer(dir string, userNS bool) error {
+	name := "trusted.overlay.vaultgate-probe"
+	if userNS {
+		name = "user.overlay.vaultgate-probe"
+	}
+	p := filepath.Join(dir, "xattr-probe")
+	if err := os.Mkdir(p, 0o700); err != nil {
+		return err
+	}
+	if err := unix.Lsetxattr(p, name, []byte("y"), 0); err != nil {
+		return fmt.Errorf("tmpfs does not keep %s: %w", name, err)
 	}
 	return nil
 }

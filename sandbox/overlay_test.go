@@ -215,22 +215,94 @@ func TestWallOverlay(t *testing.T) {
 			}
 		}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			v := newZoneVault(t, zones.Edit, nil)
-			must(t, os.MkdirAll(filepath.Join(v.dir, "e/d"), 0o755))
-			must(t, os.WriteFile(filepath.Join(v.dir, "e/d/x.txt"), []byte("x\n"), 0o644))
-			withControlNames(t, v)
-			o := newLayer(t)
-			before := snapshot(t, v.dir)
-			res := overlaid(t, v, o, c.cmd)
-			if c.name != "protected and hidden" && c.name != "rename a folder" && !strings.HasSuffix(res.Stdout, "ok\n") {
-				t.Errorf("the command failed: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
-			}
-			sameSnapshot(t, "vault", before, snapshot(t, v.dir))
-			c.check(t, o, res)
-		})
+	for _, layer := range []string{"disk", "memory"} {
+		for _, c := range cases {
+			t.Run(layer+"/"+c.name, func(t *testing.T) {
+				v := newZoneVault(t, zones.Edit, nil)
+				must(t, os.MkdirAll(filepath.Join(v.dir, "e/d"), 0o755))
+				must(t, os.WriteFile(filepath.Join(v.dir, "e/d/x.txt"), []byte("x\n"), 0o644))
+				withControlNames(t, v)
+				o := newLayer(t)
+				if layer == "memory" {
+					o = inMemory(t)
+				}
+				before := snapshot(t, v.dir)
+				res := overlaid(t, v, o, c.cmd)
+				if c.name != "protected and hidden" && c.name != "rename a folder" && !strings.HasSuffix(res.Stdout, "ok\n") {
+					t.Errorf("the command failed: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+				}
+				sameSnapshot(t, "vault", before, snapshot(t, v.dir))
+				c.check(t, upperOf(t, o, res), res)
+			})
+		}
 	}
+}
+
+// inMemory asks for the call's layer on a tmpfs of its own.
+func inMemory(t *testing.T) *Overlay {
+	t.Helper()
+	if L := requireWall(t); !L.MemoryLayer {
+		t.Fatalf("the in-memory layer is unavailable: %v", ProbeWall("").Missing["in-memory layer"])
+	}
+	return &Overlay{Memory: &MemoryLayer{MaxBytes: 1 << 20, MaxFiles: 100}}
+}
+
+// upperOf is the call's upper folder as the tests read it: o's own, or,
+// in memory, the folder the helper handed over (closed with the test).
+func upperOf(t *testing.T, o *Overlay, res Result) *Overlay {
+	t.Helper()
+	if o.Memory == nil {
+		if res.Upper != nil {
+			t.Error("a layer on disk came with an upper folder handed over")
+		}
+		return o
+	}
+	if res.Upper == nil {
+		t.Fatal("the in-memory layer's upper folder was not handed over")
+	}
+	t.Cleanup(func() { res.Upper.Close() })
+	return &Overlay{Upper: fmt.Sprintf("/proc/self/fd/%d", res.Upper.Fd())}
+}
+
+// TestWallMemoryLayer: the in-memory layer holds what the command
+// changed and nothing of it reaches the vault; its tmpfs is sized from
+// the caps, so a write past them (bytes, or files) is stopped while the
+// command runs, and the layer then says it is full.
+func TestWallMemoryLayer(t *testing.T) {
+	v := newZoneVault(t, zones.Edit, nil)
+	withControlNames(t, v)
+	o := &Overlay{Memory: &MemoryLayer{MaxBytes: 64 << 10, MaxFiles: 10}}
+	if L := requireWall(t); !L.MemoryLayer {
+		t.Fatalf("the in-memory layer is unavailable: %v", ProbeWall("").Missing["in-memory layer"])
+	}
+	before := snapshot(t, v.dir)
+	res := overlaid(t, v, o, `head -c 60000 /dev/zero > e/big.bin && echo ok`)
+	if res.Stdout != "ok\n" || !strings.Contains(strings.Join(res.Isolation, " "), "layer:memory") {
+		t.Fatalf("within the caps: %+v", res)
+	}
+	up := upperOf(t, o, res)
+	if fi, _ := upperEntry(t, up, "e/big.bin"); fi == nil || fi.Size() != 60000 {
+		t.Errorf("upper e/big.bin: %v", fi)
+	}
+	if full, err := MemoryFull(res.Upper, *o.Memory); err != nil || full {
+		t.Errorf("a call within its caps: full %v, %v", full, err)
+	}
+	sameSnapshot(t, "vault", before, snapshot(t, v.dir))
+
+	res = overlaid(t, v, o, `head -c 100000000 /dev/zero > e/huge.bin; echo "exit $?"`)
+	if !strings.Contains(res.Stderr, "No space left on device") || res.Stdout != "exit 1\n" {
+		t.Errorf("a write past the caps: stdout %q, stderr %q", res.Stdout, res.Stderr)
+	}
+	upperOf(t, o, res)
+	if full, err := MemoryFull(res.Upper, *o.Memory); err != nil || !full {
+		t.Errorf("a write past the caps: full %v, %v", full, err)
+	}
+	res = overlaid(t, v, o, `for i in $(seq 1 100); do : > e/n$i.txt || break; done; echo "at $i"`)
+	upperOf(t, o, res)
+	if full, err := MemoryFull(res.Upper, *o.Memory); err != nil || !full || res.Stdout == "at 100\n" {
+		t.Errorf("files past the caps: stdout %q: full %v, %v", res.Stdout, full, err)
+	}
+	sameSnapshot(t, "vault", before, snapshot(t, v.dir))
 }
 
 // checkRenamed: a renamed file is in the upper folder under its new name,

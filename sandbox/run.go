@@ -78,9 +78,15 @@ type Result struct {
 	// "landlock-abiN", "nonewprivs", "caps-dropped", "rlimits",
 	// "pidmax-N", "overlay" (the vault was an overlay: its changes are in
 	// WallConfig.Overlay.Upper, not in the vault), "uid:NAME", and the
-	// helper that raised them:
+	// helper that raised them (with the overlay, "layer:memory" or
+	// "layer:disk" says where its upper layer was):
 	// "helper:self" (this binary re-executed) or "helper:vaultgate-wall".
 	Isolation []string
+	// Upper is the in-memory layer's upper folder (WallConfig.Overlay.
+	// Memory), on the call's own tmpfs, which lives as long as this stays
+	// open: read the command's changes through it (/proc/self/fd/N), then
+	// close it. Set only when Run returns no error.
+	Upper *os.File
 }
 
 // ErrUnsupported is returned where the runner has no way to contain a
@@ -170,7 +176,7 @@ func buildWallFor(cfg *WallConfig, home string) (*Wall, error) {
 			return nil, err
 		}
 	}
-	if w.Overlay != nil {
+	if w.Overlay != nil && w.Overlay.Memory == nil {
 		if err := prepareOverlay(w); err != nil {
 			return nil, err
 		}

@@ -71,13 +71,21 @@ func run(ctx context.Context, c *call) (Result, error) {
 	outW.Close()
 	errW.Close()
 	cont.started(cmd.Process)
-	var wallErr chan error
+	type wallStatus struct {
+		upper *os.File
+		err   error
+	}
+	var wallErr chan wallStatus
 	if status != nil {
 		for _, f := range spec.files {
 			f.Close()
 		}
-		wallErr = make(chan error, 1)
-		go func() { wallErr <- readStatus(status) }()
+		wallErr = make(chan wallStatus, 1)
+		wantUpper := c.wall.Overlay != nil && c.wall.Overlay.Memory != nil
+		go func() {
+			upper, err := readStatus(status, wantUpper)
+			wallErr <- wallStatus{upper, err}
+		}()
 	}
 
 	slack := maxSecretLen(c.secrets) + utf8.UTFMax
@@ -112,13 +120,19 @@ func run(ctx context.Context, c *call) (Result, error) {
 	if wallErr != nil {
 		// The helper's status pipe closes at its exec (or its death),
 		// long before bash has been reaped.
-		if err := <-wallErr; err != nil && !timedOut && !cancelled {
+		st := <-wallErr
+		if err := st.err; err != nil && !timedOut && !cancelled {
+			if st.upper != nil {
+				st.upper.Close()
+			}
 			return Result{ExitCode: -1, Duration: res.Duration}, fmt.Errorf("sandbox: %w", err)
 		} else if err != nil {
 			res.Isolation = append(res.Isolation, "wall-failed")
 		} else {
 			res.Isolation = append(res.Isolation, wallLayers(c.wall)...)
 		}
+		// Every process of the call has ended: nothing writes there now.
+		res.Upper = st.upper
 	}
 	res.Stdout, res.StdoutCut = stdout.text(c.secrets)
 	res.Stderr, res.StderrCut = stderr.text(c.secrets)
@@ -132,9 +146,17 @@ func run(ctx context.Context, c *call) (Result, error) {
 	switch {
 	case cancelled:
 		res.ExitCode = -1
+		if res.Upper != nil {
+			res.Upper.Close()
+			res.Upper = nil
+		}
 		return res, fmt.Errorf("sandbox: %w", context.Cause(ctx))
 	case timedOut:
 		res.TimedOut, res.ExitCode = true, ExitTimedOut
+	}
+	if contErr != nil && res.Upper != nil {
+		res.Upper.Close()
+		res.Upper = nil
 	}
 	return res, contErr
 }

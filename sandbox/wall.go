@@ -41,12 +41,26 @@ type WallConfig struct {
 	Overlay *Overlay
 }
 
-// Overlay is one call's upper and work folders, on the host (txn.NewLayer
-// makes them): never inside the vault, on overlayfs or on FUSE (see
-// CheckOverlay).
+// Overlay is where one call's upper and work folders are: on a tmpfs the
+// helper mounts in the call's own mount namespace (Memory), or folders on
+// the host (txn.NewLayer makes them), never inside the vault, on
+// overlayfs or on FUSE (see CheckOverlay).
 type Overlay struct {
-	Upper string `json:"upper"`
-	Work  string `json:"work"`
+	Upper string `json:"upper,omitempty"`
+	Work  string `json:"work,omitempty"`
+	// Memory, when set, puts upper and work on a private tmpfs sized from
+	// the call's caps (Upper and Work are then unused): the kernel stops a
+	// write past them with ENOSPC while the command runs, and Result.Upper
+	// hands the server the upper folder when the command has ended. It
+	// needs Layers.MemoryLayer.
+	Memory *MemoryLayer `json:"memory,omitempty"`
+}
+
+// MemoryLayer sizes a call's in-memory layer from its [bash] caps
+// (max_changed_bytes, max_changed_files).
+type MemoryLayer struct {
+	MaxBytes int64 `json:"max_bytes"`
+	MaxFiles int64 `json:"max_files"`
 }
 
 // Layers says which layers of the wall to raise.
@@ -60,6 +74,10 @@ type Layers struct {
 	PidMax   bool // pid_max of the call's own pid namespace (Linux 6.14)
 	RunAs    bool // switching to run_as is possible (a root server, the user exists)
 	Overlay  bool // the vault can be mounted as an overlay (WallConfig.Overlay)
+	// MemoryLayer: the overlay's upper layer can be a tmpfs of the call's
+	// own (a tmpfs that takes overlayfs's records: user xattrs need Linux
+	// 6.6 in a user namespace).
+	MemoryLayer bool
 }
 
 // Limits bound what the call's processes may use.
@@ -248,6 +266,15 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 	}
 	if o := cfg.Overlay; o != nil {
 		switch {
+		case cfg.Layers.Overlay && cfg.Layers.Mount && o.Memory != nil:
+			if !cfg.Layers.MemoryLayer {
+				return nil, errors.New("sandbox: wall: an in-memory layer was asked for, but this kernel's tmpfs can't hold an overlay's upper layer here")
+			}
+			if o.Memory.MaxBytes <= 0 || o.Memory.MaxFiles <= 0 {
+				return nil, errors.New("sandbox: wall: an in-memory layer needs positive caps")
+			}
+			m := *o.Memory
+			w.Overlay = &Overlay{Memory: &m}
 		case cfg.Layers.Overlay && cfg.Layers.Mount:
 			w.Overlay = &Overlay{Upper: o.Upper, Work: o.Work}
 		case cfg.Required:
@@ -582,6 +609,8 @@ var etcFiles = []string{
 func (w *Wall) Describe(out io.Writer) {
 	fmt.Fprintf(out, "wall for %s\n", w.Vault)
 	switch {
+	case w.Overlay != nil && w.Overlay.Memory != nil:
+		fmt.Fprintf(out, "  overlay  %-28s read-only below; every change goes to the call's own tmpfs (%s), judged when the command has ended\n", w.Vault, w.Overlay.Memory.tmpfsOptions())
 	case w.Overlay != nil:
 		fmt.Fprintf(out, "  overlay  %-28s read-only below; every change goes to %s, judged when the command has ended\n", w.Vault, w.Overlay.Upper)
 	case w.NoOverlay != "":

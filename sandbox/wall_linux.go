@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,11 +57,14 @@ func wallLaunch(c *call, bash launchSpec) (launchSpec, *os.File, func(), error) 
 	if err != nil {
 		return launchSpec{}, nil, nil, err
 	}
-	sr, sw, err := os.Pipe()
+	// A socket, not a pipe: the helper hands an in-memory layer's upper
+	// folder over it (SCM_RIGHTS), one message a packet.
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		pf.Close()
-		return launchSpec{}, nil, nil, fmt.Errorf("sandbox: wall: status pipe: %w", err)
+		return launchSpec{}, nil, nil, fmt.Errorf("sandbox: wall: status socket: %w", err)
 	}
+	sr, sw := os.NewFile(uintptr(pair[0]), "status"), os.NewFile(uintptr(pair[1]), "status")
 	spec := bash
 	spec.path = helperPath(w.Helper)
 	spec.args = []string{HelperBinary, HelperArg}
@@ -100,25 +102,86 @@ func planFile(p *helperPlan) (*os.File, error) {
 }
 
 // readStatus reads what the helper said: "ready" just before it exec'd
-// bash, or "error …". A helper that died before it said anything is a
-// failure too.
-func readStatus(r *os.File) error {
+// bash, or "error …", and "upper" with the in-memory layer's upper folder
+// when the plan has one. A helper that died before it said anything is a
+// failure too. The upper folder is returned even then, for the caller
+// to close.
+func readStatus(r *os.File, wantUpper bool) (*os.File, error) {
 	defer r.Close()
-	sc := bufio.NewScanner(r)
+	var upper *os.File
+	fail := func(err error) (*os.File, error) { return upper, err }
+	raw, err := r.SyscallConn()
+	if err != nil {
+		return fail(err)
+	}
+	buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(4*4))
 	ready := false
-	for sc.Scan() {
-		line := sc.Text()
+	for {
+		var n, oobn int
+		var rerr error
+		if err := raw.Read(func(fd uintptr) bool {
+			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+			return rerr != unix.EAGAIN
+		}); err != nil {
+			return fail(err)
+		}
+		if rerr == unix.EINTR {
+			continue
+		}
+		if rerr != nil {
+			return fail(fmt.Errorf("vaultgate wall: the status socket: %w", rerr))
+		}
+		fds, err := unixRights(oob[:oobn])
+		if err != nil {
+			return fail(err)
+		}
+		if n == 0 && oobn == 0 {
+			break
+		}
+		line := strings.TrimSuffix(string(buf[:n]), "\n")
 		switch {
+		case line+"\n" == upperMsg && len(fds) == 1 && upper == nil && wantUpper:
+			upper = os.NewFile(uintptr(fds[0]), "upper")
+			if err := checkUpper(upper); err != nil {
+				return fail(fmt.Errorf("vaultgate wall: %w", err))
+			}
+			continue
+		case len(fds) > 0:
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return fail(errors.New("vaultgate wall: the helper handed over a descriptor it should not have"))
 		case line == "ready":
 			ready = true
 		case strings.HasPrefix(line, "error "):
-			return errors.New(strings.TrimPrefix(line, "error "))
+			return fail(errors.New(strings.TrimPrefix(line, "error ")))
 		}
 	}
 	if !ready {
-		return errors.New("vaultgate wall: the helper ended before bash started")
+		return fail(errors.New("vaultgate wall: the helper ended before bash started"))
 	}
-	return nil
+	if wantUpper && upper == nil {
+		return fail(errors.New("vaultgate wall: the helper did not hand over the in-memory layer"))
+	}
+	return upper, nil
+}
+
+// unixRights are the descriptors in a message's control data.
+func unixRights(oob []byte) ([]int, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("vaultgate wall: the status socket: %w", err)
+	}
+	var fds []int
+	for _, m := range msgs {
+		if got, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	return fds, nil
 }
 
 // wallLayers names the wall's layers that were up, for Result.Isolation.
@@ -148,6 +211,11 @@ func wallLayers(w *Wall) []string {
 	}
 	if w.Overlay != nil {
 		out = append(out, "overlay")
+		if w.Overlay.Memory != nil {
+			out = append(out, "layer:memory")
+		} else {
+			out = append(out, "layer:disk")
+		}
 	}
 	if w.RunAs != nil {
 		out = append(out, "uid:"+w.RunAs.Name)
@@ -233,6 +301,8 @@ type probeReport struct {
 	Caps     string `json:"caps"`
 	Rlimits  string `json:"rlimits"`
 	Overlay  string `json:"overlay"`
+	// MemoryLayer is empty when a tmpfs can hold the overlay's upper layer.
+	MemoryLayer string `json:"memory_layer"`
 }
 
 func probeWall(helper string) Probe {
@@ -279,8 +349,12 @@ func probeWall(helper string) Probe {
 	set(&p.Layers.Rlimits, "rlimits", rep.Rlimits)
 	set(&p.Layers.PidMax, "pid_max per pid namespace", rep.PidMax)
 	set(&p.Layers.Overlay, "overlay", rep.Overlay)
+	set(&p.Layers.MemoryLayer, "in-memory layer", rep.MemoryLayer)
 	if !p.Layers.Mount {
 		p.Layers.Overlay = false
+	}
+	if !p.Layers.Overlay {
+		p.Layers.MemoryLayer = false
 	}
 	p.Layers.RunAs = p.Root
 	if !p.Root {
@@ -372,10 +446,15 @@ func probeHere(p *helperPlan) probeReport {
 			}
 			rep.Overlay = errs(err)
 		}
+		rep.MemoryLayer = rep.Overlay
+		if rep.Overlay == "" {
+			rep.MemoryLayer = errs(probeMemoryLayer("/tmp", p.UserNS))
+		}
 	} else {
 		rep.Mount = fmt.Sprintf("not in namespaces of its own (ns %d, pid %d, %v)", ns, os.Getpid(), err)
 		rep.PidMax = rep.Mount
 		rep.Overlay = rep.Mount
+		rep.MemoryLayer = rep.Mount
 	}
 	rep.Rlimits = errs(unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}))
 	rep.NoNew = errs(unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
