@@ -67,9 +67,9 @@ func StartAgent(a *Agent) (*AgentProcess, error) {
 		return nil, err
 	}
 	defer pf.Close()
-	sr, sw, err := os.Pipe()
+	sr, sw, err := statusSocket()
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: agent: status pipe: %w", err)
+		return nil, fmt.Errorf("sandbox: agent: status socket: %w", err)
 	}
 	defer sr.Close()
 	attr := &syscall.SysProcAttr{
@@ -113,7 +113,7 @@ func StartAgent(a *Agent) (*AgentProcess, error) {
 	sw.Close()
 	p := &AgentProcess{cmd: cmd, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(p.done) }()
-	if err := readStatus(sr); err != nil {
+	if _, err := readStatus(sr, false); err != nil {
 		p.Kill()
 		<-p.done
 		return nil, fmt.Errorf("sandbox: agent: %w", err)

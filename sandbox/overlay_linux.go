@@ -275,17 +275,23 @@ func checkUpper(f *os.File) error {
 	return nil
 }
 
-// MemoryFull reports whether the in-memory layer upper (Result.Upper) ran
-// out of room while the command ran. A call within caps m never leaves it
-// with less than the slack free, so a full one was stopped by ENOSPC on
-// its way past them: the call is over its limits, whatever the diff of
-// what was left counts.
-func MemoryFull(upper *os.File, m MemoryLayer) (bool, error) {
+// MemoryFull tells whether the in-memory layer upper (Result.Upper) ran
+// out of room while the command ran: "bytes" or "files" if it did, else
+// "". A call within caps m never leaves it with less than the slack free,
+// so a full one was stopped by ENOSPC on its way past them: the call is
+// over its limits, whatever the diff of what was left counts.
+func MemoryFull(upper *os.File, m MemoryLayer) (string, error) {
 	var fs unix.Statfs_t
 	if err := unix.Fstatfs(int(upper.Fd()), &fs); err != nil {
-		return false, fmt.Errorf("sandbox: the in-memory layer: %w", err)
+		return "", fmt.Errorf("sandbox: the in-memory layer: %w", err)
 	}
-	return int64(fs.Bavail)*fs.Bsize < memByteSlack || int64(fs.Ffree) < memInodeSlack/2, nil
+	switch {
+	case int64(fs.Ffree) < memInodeSlack/2:
+		return "files", nil
+	case int64(fs.Bavail)*fs.Bsize < memByteSlack:
+		return "bytes", nil
+	}
+	return "", nil
 }
 
 // overlayOptions are the overlay's options beyond its layers. As root:

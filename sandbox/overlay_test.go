@@ -284,8 +284,8 @@ func TestWallMemoryLayer(t *testing.T) {
 	if fi, _ := upperEntry(t, up, "e/big.bin"); fi == nil || fi.Size() != 60000 {
 		t.Errorf("upper e/big.bin: %v", fi)
 	}
-	if full, err := MemoryFull(res.Upper, *o.Memory); err != nil || full {
-		t.Errorf("a call within its caps: full %v, %v", full, err)
+	if full, err := MemoryFull(res.Upper, *o.Memory); err != nil || full != "" {
+		t.Errorf("a call within its caps: full %q, %v", full, err)
 	}
 	sameSnapshot(t, "vault", before, snapshot(t, v.dir))
 
@@ -294,13 +294,13 @@ func TestWallMemoryLayer(t *testing.T) {
 		t.Errorf("a write past the caps: stdout %q, stderr %q", res.Stdout, res.Stderr)
 	}
 	upperOf(t, o, res)
-	if full, err := MemoryFull(res.Upper, *o.Memory); err != nil || !full {
-		t.Errorf("a write past the caps: full %v, %v", full, err)
+	if full, err := MemoryFull(res.Upper, *o.Memory); err != nil || full != "bytes" {
+		t.Errorf("a write past the caps: full %q, %v", full, err)
 	}
 	res = overlaid(t, v, o, `for i in $(seq 1 100); do : > e/n$i.txt || break; done; echo "at $i"`)
 	upperOf(t, o, res)
-	if full, err := MemoryFull(res.Upper, *o.Memory); err != nil || !full || res.Stdout == "at 100\n" {
-		t.Errorf("files past the caps: stdout %q: full %v, %v", res.Stdout, full, err)
+	if full, err := MemoryFull(res.Upper, *o.Memory); err != nil || full != "files" || res.Stdout == "at 100\n" {
+		t.Errorf("files past the caps: stdout %q: full %q, %v", res.Stdout, full, err)
 	}
 	sameSnapshot(t, "vault", before, snapshot(t, v.dir))
 }

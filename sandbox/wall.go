@@ -384,6 +384,12 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 			w.Mounts = append(w.Mounts, Mount{Path: abs, Kind: kind, Zone: n.mode.String(), Dir: fi.IsDir(), MakePoint: view == MountEmpty})
 		case errors.Is(err, fs.ErrNotExist):
 			switch {
+			case w.Overlay != nil:
+				// On the overlay a name made during the call exists only in
+				// the upper layer, and the diff judges it (a control name
+				// is protected at any depth): nothing is made in the vault
+				// to cover it.
+				delete(kindOf, rel)
 			case view == MountRW && kind != MountRW:
 				// The agent could create it: make it exist, covered.
 				dir := path.Base(rel) != ".mcp.json"

@@ -57,14 +57,11 @@ func wallLaunch(c *call, bash launchSpec) (launchSpec, *os.File, func(), error) 
 	if err != nil {
 		return launchSpec{}, nil, nil, err
 	}
-	// A socket, not a pipe: the helper hands an in-memory layer's upper
-	// folder over it (SCM_RIGHTS), one message a packet.
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	sr, sw, err := statusSocket()
 	if err != nil {
 		pf.Close()
 		return launchSpec{}, nil, nil, fmt.Errorf("sandbox: wall: status socket: %w", err)
 	}
-	sr, sw := os.NewFile(uintptr(pair[0]), "status"), os.NewFile(uintptr(pair[1]), "status")
 	spec := bash
 	spec.path = helperPath(w.Helper)
 	spec.args = []string{HelperBinary, HelperArg}
@@ -75,6 +72,17 @@ func wallLaunch(c *call, bash launchSpec) (launchSpec, *os.File, func(), error) 
 	spec.attr.Cloneflags |= wallCloneflags(w)
 	closeChild := func() { pf.Close(); sw.Close() }
 	return spec, sr, closeChild, nil
+}
+
+// statusSocket is the helper's status channel (server's end, helper's
+// end): a socket, not a pipe, since the helper hands an in-memory layer's
+// upper folder over it (SCM_RIGHTS), one message a packet.
+func statusSocket() (*os.File, *os.File, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(pair[0]), "status"), os.NewFile(uintptr(pair[1]), "status"), nil
 }
 
 // planFile writes the plan to a sealed memfd: no size limit, no writer

@@ -115,7 +115,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 		if err != nil && (res.Duration == 0 || tx != nil) {
 			// Cut short (the call's context ended): nothing of it is applied.
 			if tx != nil {
-				_ = tx.layer.Remove()
+				tx.remove()
 			}
 			return nil, err
 		}

@@ -47,13 +47,24 @@ const commitSettle = 25 * time.Millisecond
 // bashTxn is one call's overlay layer, from before its command starts to
 // after its changes were applied or thrown away.
 type bashTxn struct {
-	layer   *txn.Layer
+	layer   *txn.Layer // nil for an in-memory layer until the command has ended
+	memory  *sandbox.MemoryLayer
 	started time.Time
 	diff    txn.DiffOptions
 }
 
-// beginBash makes the call's layer in the state folder and returns the
-// wall that mounts the vault as an overlay on it.
+// remove throws the layer away.
+func (tx *bashTxn) remove() {
+	if tx.layer != nil {
+		_ = tx.layer.Remove()
+	}
+}
+
+// beginBash returns the wall that mounts the vault as an overlay on the
+// call's layer: a tmpfs of the call's own where the kernel's tmpfs can
+// hold one (nothing is made on disk for a call that changes nothing, and
+// a crash leaves nothing behind), else folders it makes in the state
+// folder.
 func (s *Set) beginBash(wall *sandbox.WallConfig) (*sandbox.WallConfig, *bashTxn, error) {
 	if s.Vault.StateDir == "" {
 		return nil, nil, errors.New("bash: the vault has no state folder for the call's overlay")
@@ -72,18 +83,44 @@ func (s *Set) beginBash(wall *sandbox.WallConfig) (*sandbox.WallConfig, *bashTxn
 			time.Sleep(wait)
 		}
 	}
-	l, err := txn.NewLayer(s.Vault.StateDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	w := *wall
-	w.Overlay = &sandbox.Overlay{Upper: l.Upper, Work: l.Work}
-	tx := &bashTxn{layer: l, started: time.Now(), diff: txn.DiffOptions{
-		Privileged: sandbox.ProbeWall(wall.Helper).Root,
+	probe := sandbox.ProbeWall(wall.Helper)
+	tx := &bashTxn{diff: txn.DiffOptions{
+		Privileged: probe.Root,
 		MaxFiles:   s.Bash.MaxChangedFiles,
 		MaxBytes:   s.Bash.MaxChangedBytes,
 	}}
+	w := *wall
+	if wall.Layers.MemoryLayer && !s.diskLayer {
+		tx.memory = &sandbox.MemoryLayer{MaxBytes: s.Bash.MaxChangedBytes, MaxFiles: int64(s.Bash.MaxChangedFiles)}
+		w.Overlay = &sandbox.Overlay{Memory: tx.memory}
+	} else {
+		l, err := txn.NewLayer(s.Vault.StateDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		tx.layer = l
+		w.Overlay = &sandbox.Overlay{Upper: l.Upper, Work: l.Work}
+	}
+	tx.started = time.Now()
 	return &w, tx, nil
+}
+
+// takeLayer makes an in-memory layer's txn.Layer from the upper folder
+// the wall handed over.
+func (s *Set) takeLayer(tx *bashTxn, res sandbox.Result) error {
+	if tx.memory == nil {
+		return nil
+	}
+	if res.Upper == nil {
+		return errors.New("the wall handed over no upper layer")
+	}
+	l, err := txn.MemoryLayer(s.Vault.StateDir, res.Upper)
+	if err != nil {
+		res.Upper.Close()
+		return err
+	}
+	tx.layer = l
+	return nil
 }
 
 // finishBash decides what becomes of the changes of a command that has
@@ -94,9 +131,10 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *pol
 	keep := false // an incomplete commit keeps its layer, for Sweep
 	defer func() {
 		if !keep {
-			_ = tx.layer.Remove()
+			tx.remove()
 		}
 	}()
+	layerErr := s.takeLayer(tx, res)
 	notApplied := func(m say.Message, d *policy.Deny) *Result {
 		out.NotApplied = m.Text(s.Lang)
 		out.Text = out.NotApplied + out.Text
@@ -109,6 +147,23 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *pol
 	}
 	if res.TimedOut || res.Signal != 0 {
 		return notApplied(say.BashUnfinished{}, nil)
+	}
+	if layerErr != nil {
+		return notApplied(say.BashChangesUnread{Problem: layerErr.Error()}, nil)
+	}
+	if tx.memory != nil {
+		// The tmpfs is sized so that a call within its caps never fills
+		// it: a full one stopped a write past them (ENOSPC).
+		full, err := sandbox.MemoryFull(res.Upper, *tx.memory)
+		if err != nil {
+			return notApplied(say.BashChangesUnread{Problem: err.Error()}, nil)
+		}
+		switch full {
+		case "files":
+			return notApplied(say.BashOverLimit{Key: "max_changed_files", Limit: tx.memory.MaxFiles}, nil)
+		case "bytes":
+			return notApplied(say.BashOverLimit{Key: "max_changed_bytes", Limit: tx.memory.MaxBytes}, nil)
+		}
 	}
 	changes, err := txn.Diff(tx.layer, s.Vault.Root, tx.diff)
 	var limit *txn.LimitError
@@ -361,6 +416,9 @@ func (s *Set) keepCommit(l *txn.Layer, changes []txn.Change) (*kept, say.Message
 	targets := commitTargets(changes)
 	problem := func(err error) say.Message {
 		return say.HistoryFailed{Path: targets[0].Path, Problem: err.Error()}
+	}
+	if err := l.MakeDir(); err != nil {
+		return nil, problem(err)
 	}
 	c, err := s.History.Begin(s.CallID, s.Call, targets)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -98,4 +99,60 @@ func BenchmarkWallTrueNoOverlay(b *testing.B) {
 			b.Fatal(res, err)
 		}
 	}
+}
+
+// BenchmarkWallTxnTrueRatio is issue 18's measure: a whole walled bash
+// call of `true` on the overlay (as BenchmarkWallTxnTrue, with the
+// vaultgate-wall helper a server starts, built here) against a plain
+// `bash -c true` from Go, the two alternating in one loop so that a busy
+// machine slows both alike. walled-ms and floor-ms are medians, x-floor
+// the median of the rounds' ratios, x-p25 and x-p75 its spread.
+// go test -run='^$' -bench=WallTxnTrueRatio -benchtime=200x ./tools
+func BenchmarkWallTxnTrueRatio(b *testing.B) {
+	s, _ := benchSet(b)
+	helper := filepath.Join(b.TempDir(), sandbox.HelperBinary)
+	if out, err := exec.Command("go", "build", "-o", helper, "github.com/vaultgate/vaultgate/cmd/vaultgate-wall").CombinedOutput(); err != nil {
+		b.Fatalf("building the helper: %v\n%s", err, out)
+	}
+	s.Vault.WallHelper = helper
+	walled := func() time.Duration {
+		t0 := time.Now()
+		p, err := s.Plan("bash", map[string]any{"command": "true"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := p.Run(context.Background())
+		if err != nil || res.Failed {
+			b.Fatal(res, err)
+		}
+		return time.Since(t0)
+	}
+	floor := func() time.Duration {
+		t0 := time.Now()
+		if err := exec.Command("bash", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	walled() // the probe, once per server
+	var ws, fs, ratios []float64
+	for b.Loop() {
+		f, w := floor(), walled()
+		fs, ws = append(fs, millis(f)), append(ws, millis(w))
+		ratios = append(ratios, float64(w)/float64(f))
+	}
+	b.ReportMetric(quantile(ws, 0.5), "walled-ms")
+	b.ReportMetric(quantile(fs, 0.5), "floor-ms")
+	b.ReportMetric(quantile(ratios, 0.5), "x-floor")
+	b.ReportMetric(quantile(ratios, 0.25), "x-p25")
+	b.ReportMetric(quantile(ratios, 0.75), "x-p75")
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// quantile is the q-th quantile of xs (nearest rank).
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1)+0.5)]
 }

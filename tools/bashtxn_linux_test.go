@@ -276,6 +276,20 @@ func TestWallTxnRefused(t *testing.T) {
 		{name: "one refused change keeps the others out",
 			command: `echo new > notes/new.md; echo x > write/new.md; python3 -c "open('💬 чаты/old.md','w').write('x')"`,
 			not:     `change "💬 чаты/old.md": zone create`, refused: []string{"modify 💬 чаты/old.md"}},
+		{name: "a control name at the vault root (no placeholder on the overlay)",
+			command: `python3 -c "import os; os.makedirs('.claude'); open('.claude/settings.json','w').write('{}')"`,
+			not:     `.claude`},
+		{name: "a control name at a write zone's root",
+			command: `python3 -c "open('write/.mcp.json','w').write('{}')"`,
+			not:     `write/.mcp.json`},
+		{name: "a missing hidden zone's name made and written",
+			setup: func(t *testing.T, root string) {
+				if err := os.RemoveAll(filepath.Join(root, "hidden")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			command: `python3 -c "import os; os.makedirs('hidden'); open('hidden/x.md','w').write('x')"`,
+			not:     `hidden`},
 		{name: "git init below the top level",
 			command: `git init -q notes/proj`,
 			not:     `notes/proj/.git`},
@@ -383,36 +397,62 @@ func TestWallTxnEnds(t *testing.T) {
 }
 
 // TestWallTxnConflict: a file changed from outside while the command ran
-// is left as the outside wrote it, and nothing of the call is applied.
+// is left as the outside wrote it, and nothing of the call is applied;
+// with the layer in memory and on disk.
 func TestWallTxnConflict(t *testing.T) {
 	requireOverlay(t)
-	s, root := txnVault(t)
-	wrote := make(chan error, 1)
-	go func() {
-		// Once the command has written its copy (in the call's layer),
-		// the person's editor saves the same note.
-		for {
-			m, _ := filepath.Glob(filepath.Join(s.Vault.StateDir, "txn", "*", "upper", "notes", "a.md"))
-			if len(m) > 0 {
-				wrote <- os.WriteFile(filepath.Join(root, "notes/a.md"), []byte("the person's\n"), 0o644)
-				return
+	for _, disk := range []bool{false, true} {
+		t.Run(map[bool]string{false: "memory", true: "disk"}[disk], func(t *testing.T) {
+			s, root := txnVault(t)
+			s.diskLayer = disk
+			wrote := make(chan error, 1)
+			go func() {
+				// Once the command has written its copy (in the call's layer),
+				// the person's editor saves the same note.
+				for {
+					if commandWrote(s, root, "notes/a.md", "mine\n") {
+						wrote <- os.WriteFile(filepath.Join(root, "notes/a.md"), []byte("the person's\n"), 0o644)
+						return
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}()
+			o := runBash(t, s, "echo new > notes/new.md; echo mine > notes/a.md; exec sleep 2", 0)
+			if err := <-wrote; err != nil {
+				t.Fatal(err)
 			}
-			time.Sleep(5 * time.Millisecond)
+			if o.deny != nil || o.err != nil || !strings.Contains(o.res.Text, `"notes/a.md" changed in the vault while the command ran`) {
+				t.Fatalf("deny %v, err %v, result %+v", o.deny, o.err, o.res)
+			}
+			if got := read(t, root, "notes/a.md"); got != "the person's\n" {
+				t.Errorf("notes/a.md = %q, want what the person wrote", got)
+			}
+			if got := read(t, root, "notes/new.md"); !strings.HasPrefix(got, "<") {
+				t.Errorf("notes/new.md was applied: %q", got)
+			}
+		})
+	}
+}
+
+// commandWrote tells whether a running call of s shows body at name: in
+// its layer on disk, or (in memory) in the vault as the command sees it,
+// through the root of its `sleep 2` (root may look there).
+func commandWrote(s *Set, root, name, body string) bool {
+	m, _ := filepath.Glob(filepath.Join(s.Vault.StateDir, "txn", "*", "upper", name))
+	if len(m) > 0 {
+		return true
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if c, _ := os.ReadFile(p); string(c) != "sleep\x002\x00" {
+			continue
 		}
-	}()
-	o := runBash(t, s, "echo new > notes/new.md; echo mine > notes/a.md; sleep 2", 0)
-	if err := <-wrote; err != nil {
-		t.Fatal(err)
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(p), "root", root, name))
+		if err == nil && string(b) == body {
+			return true
+		}
 	}
-	if o.deny != nil || o.err != nil || !strings.Contains(o.res.Text, `"notes/a.md" changed in the vault while the command ran`) {
-		t.Fatalf("deny %v, err %v, result %+v", o.deny, o.err, o.res)
-	}
-	if got := read(t, root, "notes/a.md"); got != "the person's\n" {
-		t.Errorf("notes/a.md = %q, want what the person wrote", got)
-	}
-	if got := read(t, root, "notes/new.md"); !strings.HasPrefix(got, "<") {
-		t.Errorf("notes/new.md was applied: %q", got)
-	}
+	return false
 }
 
 // TestWallTxnBackToBack: a call right after one that changed a file may

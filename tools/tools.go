@@ -116,6 +116,8 @@ type Set struct {
 	History history.Recorder
 	Call    history.Meta
 	CallID  string
+
+	diskLayer bool // tests put a call's overlay layer on disk, as where tmpfs can't hold it
 }
 
 // Tools lists the set's tools in a fixed order. A hook set has a tool for

@@ -18,28 +18,44 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// committer applies a judged list to the vault, from the layer's upper
-// folder, which stays until the commit is done.
+// committer applies a judged list to the vault, the files' new content
+// read from src: the layer's upper folder, or a journal's own bytes.
 type committer struct {
 	vault   afero.Fs
 	changes []Change
 	id      string // the layer's, in the names of temporary files
-	upper   int    // the upper folder, O_DIRECTORY
+	src     contentSource
 	journal *journal
 	// journalWritten, when set, waits until the journal is durable; no
 	// change may reach the vault before.
 	journalWritten func() error
 }
 
-func newCommitter(vault afero.Fs, l *Layer, changes []Change) (*committer, error) {
-	fd, err := unix.Open(l.Upper, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: l.Upper, Err: err}
-	}
-	return &committer{vault: vault, changes: changes, id: path.Base(l.Dir), upper: fd}, nil
+// contentSource gives the new content of change i (a regular file).
+type contentSource interface {
+	open(i int, name string) (io.ReadCloser, error)
+	close()
 }
 
-func (c *committer) close() { unix.Close(c.upper) }
+func newCommitter(vault afero.Fs, l *Layer, changes []Change, src contentSource) *committer {
+	return &committer{vault: vault, changes: changes, id: path.Base(l.Dir), src: src}
+}
+
+func (c *committer) close() { c.src.close() }
+
+// upperTree reads the files of an upper folder without following a link
+// anywhere in their names.
+type upperTree struct{ fd int }
+
+func openUpperTree(upper string) (*upperTree, error) {
+	fd, err := unix.Open(upper, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: upper, Err: err}
+	}
+	return &upperTree{fd: fd}, nil
+}
+
+func (u *upperTree) close() { unix.Close(u.fd) }
 
 // prepared is what staging left for one change of a wave.
 type prepared struct {
@@ -189,7 +205,7 @@ func (c *committer) stage(i int, p *prepared, resume bool) error {
 			return &ConflictError{Path: ch.Path}
 		}
 		if resume {
-			if p.done, err = c.holdsAfter(fi, ch); err != nil || p.done {
+			if p.done, err = c.holdsAfter(i, fi, ch); err != nil || p.done {
 				return err
 			}
 			if ok, err := c.holdsBefore(fi, ch); err != nil || !ok {
@@ -200,7 +216,7 @@ func (c *committer) stage(i int, p *prepared, resume bool) error {
 	case Create:
 		if resume {
 			if fi, err := lstat(c.vault, ch.Path); err == nil {
-				if p.done, err = c.holdsAfter(fi, ch); err != nil || p.done {
+				if p.done, err = c.holdsAfter(i, fi, ch); err != nil || p.done {
 					return err
 				}
 				return &ConflictError{Path: ch.Path}
@@ -230,15 +246,15 @@ func (c *committer) stage(i int, p *prepared, resume bool) error {
 		return err
 	}
 	p.tmp = tmp
-	err = c.fill(f, tmp, ch, uid, gid)
+	err = c.fill(i, f, tmp, ch, uid, gid)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
 
-func (c *committer) fill(f afero.File, tmp string, ch Change, uid, gid int) error {
-	src, err := c.openUpper(ch.Path)
+func (c *committer) fill(i int, f afero.File, tmp string, ch Change, uid, gid int) error {
+	src, err := c.src.open(i, ch.Path)
 	if err != nil {
 		return err
 	}
@@ -524,7 +540,7 @@ func ownerOf(fi fs.FileInfo) (uid, gid int, err error) {
 
 // holdsAfter tells whether the vault's entry is already the change's
 // new file: same mode and size, and the upper layer's bytes.
-func (c *committer) holdsAfter(fi fs.FileInfo, ch Change) (bool, error) {
+func (c *committer) holdsAfter(i int, fi fs.FileInfo, ch Change) (bool, error) {
 	if !fi.Mode().IsRegular() || fi.Mode().Perm() != applyMode(ch.After.Mode) || fi.Size() != ch.After.Size {
 		return false, nil
 	}
@@ -533,7 +549,7 @@ func (c *committer) holdsAfter(fi fs.FileInfo, ch Change) (bool, error) {
 		return false, err
 	}
 	defer v.Close()
-	u, err := c.openUpper(ch.Path)
+	u, err := c.src.open(i, ch.Path)
 	if err != nil {
 		return false, err
 	}

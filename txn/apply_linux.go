@@ -2,6 +2,7 @@ package txn
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -10,9 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openUpper opens a regular file of the upper layer without following a
+// open opens a regular file of the upper layer without following a
 // link anywhere in its name.
-func (c *committer) openUpper(name string) (*os.File, error) {
+func (u *upperTree) open(_ int, name string) (io.ReadCloser, error) {
 	how := unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS,
@@ -20,7 +21,7 @@ func (c *committer) openUpper(name string) (*os.File, error) {
 	var fd int
 	var err error
 	for range 16 {
-		if fd, err = unix.Openat2(c.upper, name, &how); err != unix.EAGAIN && err != unix.EINTR {
+		if fd, err = unix.Openat2(u.fd, name, &how); err != unix.EAGAIN && err != unix.EINTR {
 			break
 		}
 	}
@@ -34,9 +35,6 @@ func (c *committer) openUpper(name string) (*os.File, error) {
 	}
 	return f, nil
 }
-
-// syncfs makes the file system that holds fd durable.
-func syncfs(fd int) error { return unix.Syncfs(fd) }
 
 // ctime is when the entry's inode last changed.
 func ctime(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctim.Unix()) }

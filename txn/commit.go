@@ -59,23 +59,23 @@ func Commit(vault afero.Fs, l *Layer, changes []Change, opt CommitOptions) error
 	if len(changes) == 0 {
 		return nil
 	}
-	c, err := newCommitter(vault, l, changes)
+	up, err := openUpperTree(l.Upper)
 	if err != nil {
 		return err
 	}
+	c := newCommitter(vault, l, changes, up)
 	defer c.close()
+	if err := l.MakeDir(); err != nil {
+		return err
+	}
 	// The journal becomes durable while the first wave is staged: only
-	// the first change that reaches the vault has to wait for it.
+	// the first change that reaches the vault has to wait for it. It holds
+	// the files' new content too, so a roll forward after a crash needs
+	// no upper layer (an in-memory one is gone then; one on disk was
+	// mounted volatile, so nothing made it durable).
 	written := make(chan error, 1)
 	go func() {
-		// The overlay is mounted volatile, so nothing made the upper layer
-		// durable: it is what a roll forward after a crash copies from, so
-		// it must be on disk before a journal says to roll forward.
-		if err := syncfs(c.upper); err != nil {
-			written <- fmt.Errorf("txn: syncing the upper layer: %w", err)
-			return
-		}
-		j, err := writeJournal(l.Dir, changes)
+		j, err := writeJournal(l.Dir, changes, up)
 		c.journal = j
 		written <- err
 	}()

@@ -60,6 +60,11 @@ func TestSweepFinishesACutCommit(t *testing.T) {
 		if !stopped(err) {
 			t.Fatalf("k=%d: Commit: %v, want it stopped", k, err)
 		}
+		// The journal alone finishes it: an in-memory upper layer is gone
+		// with the process that held it.
+		if err := os.RemoveAll(l.Upper); err != nil {
+			t.Fatal(err)
+		}
 		rep, err := txn.Sweep(stateDir, v.fs)
 		if err != nil || rep.Finished != 1 || rep.Removed != 0 || len(rep.Failed) != 0 {
 			t.Fatalf("k=%d: Sweep: %+v, %v", k, rep, err)
@@ -152,4 +157,56 @@ func TestSweepKeepsWhatItCannotFinish(t *testing.T) {
 		"a.md":   {0o644, 0, 0, "alpha, edited"},
 		"new.md": {0o644, 0, 0, "person's"},
 	})
+}
+
+// TestMemoryLayer: a layer whose upper folder is a descriptor (the wall's
+// in-memory layer) is read and committed through it, makes its folder in
+// the state folder only for a commit's journal, and Remove closes the
+// descriptor and leaves nothing behind.
+func TestMemoryLayer(t *testing.T) {
+	v := newVault(t)
+	put(t, v.dir, "n/a.md", "alpha", 0o644)
+	up := t.TempDir()
+	f, err := os.Open(up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stateDir := t.TempDir()
+	l, err := txn.MemoryLayer(stateDir, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists(l.Dir) || filepath.Dir(l.Dir) != filepath.Join(stateDir, "txn") {
+		t.Fatalf("an in-memory layer's folder %s: made before a commit needs it, or not in the state folder", l.Dir)
+	}
+	put(t, up, "n/a.md", "alpha, edited", 0o644)
+	put(t, up, "n/new.md", "new", 0o644)
+	changes, err := txn.Diff(l, v.dir, txn.DiffOptions{Privileged: os.Geteuid() == 0, MaxFiles: 10, MaxBytes: 1 << 20})
+	if err != nil || len(changes) != 2 {
+		t.Fatalf("Diff through the descriptor: %v, %v", changes, err)
+	}
+	if err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: startCall()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, v.dir, "n/a.md") + "|" + read(t, v.dir, "n/new.md"); got != "alpha, edited|new" {
+		t.Errorf("the vault holds %q", got)
+	}
+	if err := l.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Stat(); err == nil {
+		t.Error("Remove left the upper folder's descriptor open")
+	}
+	if exists(l.Dir) {
+		t.Errorf("Remove left %s", l.Dir)
+	}
+}
+
+func read(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Error(err)
+	}
+	return string(b)
 }

@@ -8,10 +8,47 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
-// Layer is one call's upper and work folders, in the state folder (never in the vault, never on overlayfs or FUSE).
-type Layer struct{ Dir, Upper, Work string }
+// Layer is one call's upper and work folders: in the state folder (never
+// in the vault, never on overlayfs or FUSE), or in memory, the upper
+// folder a descriptor of the call's own tmpfs (MemoryLayer). Dir, in the
+// state folder, holds a commit's journal.
+type Layer struct {
+	Dir, Upper, Work string
+	// mem is an in-memory layer's upper folder, which Remove closes.
+	mem *os.File
+}
+
+// MemoryLayer is the layer of a call whose upper folder is on a tmpfs of
+// its own (sandbox.Result.Upper): it is read through the descriptor, and
+// Dir (stateDir/txn/<random id>) is made only when a commit journals in
+// it. The layer takes upper over: Remove closes it, and with it the
+// tmpfs goes.
+func MemoryLayer(stateDir string, upper *os.File) (*Layer, error) {
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return nil, fmt.Errorf("txn: new layer: %w", err)
+	}
+	return &Layer{
+		Dir:   filepath.Join(stateDir, layersDir, hex.EncodeToString(id[:])),
+		Upper: "/proc/self/fd/" + strconv.Itoa(int(upper.Fd())),
+		mem:   upper,
+	}, nil
+}
+
+// MakeDir makes the layer's folder in the state folder if it is not there
+// yet (an in-memory layer's, before its commit journals in it).
+func (l *Layer) MakeDir() error {
+	if err := os.MkdirAll(filepath.Dir(l.Dir), 0o700); err != nil {
+		return fmt.Errorf("txn: layer: %w", err)
+	}
+	if err := os.Mkdir(l.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("txn: layer: %w", err)
+	}
+	return nil
+}
 
 // layersDir is the folder of the state folder that holds every call's layer, so that
 // Sweep can find the abandoned ones.
@@ -47,6 +84,13 @@ func NewLayer(stateDir string) (*Layer, error) {
 func (l *Layer) Remove() error {
 	if l == nil || l.Dir == "" {
 		return nil
+	}
+	if l.mem != nil {
+		l.mem.Close()
+		l.mem = nil
+		if _, err := os.Lstat(l.Dir); errors.Is(err, fs.ErrNotExist) {
+			return nil // nothing on disk: the usual call
+		}
 	}
 	err := os.RemoveAll(l.Dir)
 	if err == nil {

@@ -78,19 +78,16 @@ func Sweep(stateDir string, vault afero.Fs) (SweepReport, error) {
 // step checks what the vault holds, since the crash may have come after
 // it: what is neither the old state nor the new one stops the roll.
 func finish(vault afero.Fs, l *Layer) error {
-	j, changes, done, err := readJournal(l.Dir)
+	j, changes, done, src, err := readJournal(l)
 	if err != nil {
 		return err
 	}
 	defer j.close()
+	c := newCommitter(vault, l, changes, src)
+	defer c.close()
 	if err := validate(changes, filepath.Base(l.Dir)); err != nil {
 		return err
 	}
-	c, err := newCommitter(vault, l, changes)
-	if err != nil {
-		return err
-	}
-	defer c.close()
 	c.journal = j
 	if n, err := c.run(done, true); err != nil {
 		return fmt.Errorf("txn: commit stopped after %d of %d changes: %w", n, len(changes), err)
