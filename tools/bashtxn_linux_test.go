@@ -388,6 +388,15 @@ func TestWallTxnEnds(t *testing.T) {
 	if o.deny != nil || o.err != nil || !strings.Contains(o.res.Text, "[bash] max_changed_files = 3") {
 		t.Fatalf("over the cap: deny %v, err %v, result %+v", o.deny, o.err, o.res)
 	}
+	// In memory the kernel stops a write well past the byte cap while the
+	// command runs (the tmpfs has a page per file of slack); what it left
+	// (a cut file, the rest of its work) is not applied.
+	s.Bash.MaxChangedFiles, s.Bash.MaxChangedBytes = 1000, 64<<10
+	o = runBash(t, s, "echo kept > notes/n1.md; head -c 10000000 /dev/zero > notes/big.bin; echo done", 0)
+	if o.deny != nil || o.err != nil || !strings.Contains(o.res.Text, "[bash] max_changed_bytes = 65536") ||
+		!strings.Contains(o.res.Text, "No space left on device") {
+		t.Fatalf("past the byte cap, in memory: deny %v, err %v, result %+v", o.deny, o.err, o.res)
+	}
 	if diff := changed(before, tree(t, root)); len(diff) > 0 {
 		t.Errorf("the vault changed: %v", diff)
 	}

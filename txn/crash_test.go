@@ -1,6 +1,8 @@
 package txn_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -209,4 +211,47 @@ func read(t *testing.T, dir, name string) string {
 		t.Error(err)
 	}
 	return string(b)
+}
+
+// TestSweepFinishesAVersion1Journal: a commit an older vaultgate cut
+// (journal version 1: no content of its own, the layer on disk) is
+// finished from its upper layer.
+func TestSweepFinishesAVersion1Journal(t *testing.T) {
+	ref, _, refLayer, refChanges := crashScene(t)
+	if err := txn.Commit(ref.fs, refLayer, refChanges, txn.CommitOptions{Started: startCall()}); err != nil {
+		t.Fatal(err)
+	}
+	want := snapshot(t, ref.dir)
+	v, stateDir, l, changes := crashScene(t)
+	restore := txn.SetBeforeStep(func(done int) error {
+		if done == 3 {
+			return txn.ErrStopped
+		}
+		return nil
+	})
+	err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: startCall()})
+	restore()
+	if !stopped(err) {
+		t.Fatalf("Commit: %v, want it stopped", err)
+	}
+	name := filepath.Join(l.Dir, "journal.json")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(b[:bytes.IndexByte(b, '\n')], &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["version"] = 1
+	delete(rec, "data")
+	v1, _ := json.Marshal(rec)
+	if err := os.WriteFile(name, v1, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := txn.Sweep(stateDir, v.fs)
+	if err != nil || rep.Finished != 1 || len(rep.Failed) != 0 {
+		t.Fatalf("Sweep: %+v, %v", rep, err)
+	}
+	sameTree(t, snapshot(t, v.dir), want)
 }
