@@ -26,6 +26,17 @@ func HelperBeside() string {
 	return helperBeside(exe)
 }
 
+// HelperFor returns the helper that a walled call of the vaultgate binary
+// exe raises its wall with: HelperBinary beside it, or exe itself
+// re-executed. A process that probes the wall for another binary's calls
+// (the hook, for vaultgate exec) probes with it.
+func HelperFor(exe string) string {
+	if h := helperBeside(exe); h != "" {
+		return h
+	}
+	return exe
+}
+
 func helperBeside(exe string) string {
 	p := filepath.Join(filepath.Dir(exe), HelperBinary)
 	fi, err := os.Stat(p)

@@ -158,6 +158,18 @@ func (m BashWallRequired) Text(l Lang) string {
 		fmt.Sprintf(`bash выключен: конфигурация требует защитную стенку ОС вокруг bash (wall = "required"), а здесь её не поднять: %s. Человек может задать [bash] wall = "best-effort" или "off", чтобы выполнять команды с меньшей защитой; пока используйте файловые инструменты.`, m.Problem))
 }
 
+// BashCwdOutside is a bash call asked to run from a folder that is not
+// one of the vault's.
+type BashCwdOutside struct {
+	Dir string
+}
+
+func (m BashCwdOutside) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`bash runs only from a folder inside the vault, and %q is not one.`, m.Dir),
+		fmt.Sprintf(`bash выполняется только из папки внутри хранилища, а %q — не такая папка.`, m.Dir))
+}
+
 // ExecWhy says why a program's effect can't be known before it runs. The
 // values are the vars below; the bash planner maps the analysis' reasons to
 // them.

@@ -110,3 +110,37 @@ func (m HistoryFailed) Text(l Lang) string {
 		fmt.Sprintf("%q was not changed: its previous state could not be kept for undo (%s)", m.Path, m.Problem),
 		fmt.Sprintf("«%s» не изменён: его прежнее состояние не удалось сохранить для отмены (%s)", m.Path, m.Problem))
 }
+
+// HookBashOff is a Bash call of an agent whose [bash] enabled is false.
+type HookBashOff struct{}
+
+func (HookBashOff) Text(l Lang) string {
+	return l.pick(
+		`Bash is off for this agent ([bash] enabled = false in vaultgate's config). Use the file tools.`,
+		`Bash выключен для этого агента ([bash] enabled = false в конфигурации vaultgate). Используйте файловые инструменты.`)
+}
+
+// HookNoExec is a Bash call the hook can't hand to vaultgate exec: Problem
+// says why (no vaultgate binary beside the hook, say).
+type HookNoExec struct {
+	Problem string
+}
+
+func (m HookNoExec) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`Bash is refused: vaultgate runs Claude Code's Bash commands inside its wall with "vaultgate exec", and can't here: %s. A person can install vaultgate beside vaultgate-hook.`, m.Problem),
+		fmt.Sprintf(`Bash запрещён: vaultgate выполняет команды Bash от Claude Code внутри своей стенки через "vaultgate exec", а здесь не может: %s. Человек может установить vaultgate рядом с vaultgate-hook.`, m.Problem))
+}
+
+// HookSandboxOn is a Bash call under wall = "required" while Claude Code's
+// own sandbox is on: vaultgate's wall can't be shown to stand inside it.
+// Settings is the settings file that turns it on.
+type HookSandboxOn struct {
+	Settings string
+}
+
+func (m HookSandboxOn) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`Bash is refused: vaultgate's config requires its OS wall around every command (wall = "required"), and Claude Code's own sandbox is on (%s), inside which that wall can't be raised. A person can turn Claude Code's sandbox off for this vault (vaultgate's wall takes its place) or set [bash] wall = "best-effort".`, m.Settings),
+		fmt.Sprintf(`Bash запрещён: конфигурация vaultgate требует защитную стенку ОС вокруг каждой команды (wall = "required"), а включена собственная песочница Claude Code (%s), внутри которой эту стенку не поднять. Человек может выключить песочницу Claude Code для этого хранилища (её место займёт стенка vaultgate) или задать [bash] wall = "best-effort".`, m.Settings))
+}

@@ -67,13 +67,16 @@ func (g *Gate) Config() *config.Config { return g.cfg }
 
 // Caller is who makes a call and through what.
 type Caller struct {
-	Via     string // stdio, http, hook, check, run
+	Via     string // stdio, http, hook, check, run, exec
 	Run     string // the id of the vaultgate run whose agent calls, for ViaRun
 	Session *policy.Session
 	Policy  *config.Policy
 	// Hook is the Claude Code call around a hook call, whose tool is one
 	// of Claude Code's; nil for the vault's own tools.
 	Hook *tools.HookCall
+	// Cwd is the folder of the vault a bash call runs from, absolute, for
+	// a person's command run there (vaultgate exec); "" is the vault root.
+	Cwd string
 }
 
 // Vias, as the audit log spells them.
@@ -83,6 +86,9 @@ const (
 	ViaHook  = "hook"
 	ViaCheck = "check"
 	ViaRun   = "run"
+	// ViaExec is vaultgate exec: a command run from a shell, Claude Code's
+	// Bash as the hook rewrote it among them.
+	ViaExec = "exec"
 )
 
 // Steps say how far Call takes a call once the chain has judged it.
@@ -136,7 +142,7 @@ func (o *Outcome) IsError() bool {
 
 // ToolSet returns the tools the caller's agent has.
 func (g *Gate) ToolSet(c Caller) *tools.Set {
-	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang, Bash: &c.Policy.Bash, Hook: c.Hook}
+	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang, Bash: &c.Policy.Bash, Hook: c.Hook, Cwd: c.Cwd}
 	if c.Session != nil {
 		s.State = c.Session.State
 	}

@@ -32,19 +32,45 @@ type HookInput struct {
 // After reports whether Claude Code has run the tool already (PostToolUse).
 func (in *HookInput) After() bool { return in.HookEventName == "PostToolUse" }
 
-// HookAnswer is the hook's reply. Deny empty means allow: print nothing.
+// HookAnswer is the hook's reply. Deny empty means allow: print nothing,
+// unless UpdatedInput rewrites the call.
 type HookAnswer struct {
 	Deny string
+	// UpdatedInput is the whole tool input Claude Code is to run instead
+	// of the one it sent (an allowed Bash, through vaultgate exec).
+	UpdatedInput map[string]any
 }
 
-// JSON is the PreToolUse output for a deny.
+// Silent reports whether the answer is an allow as the call stands, which
+// the hook answers by printing nothing.
+func (a HookAnswer) Silent() bool { return a.Deny == "" && a.UpdatedInput == nil }
+
+// JSON is the PreToolUse output for a deny, or for an allow that rewrites
+// the call.
 func (a HookAnswer) JSON() []byte {
-	b, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
+	out := map[string]any{
 		"hookEventName":            "PreToolUse",
 		"permissionDecision":       "deny",
 		"permissionDecisionReason": a.Deny,
-	}})
+	}
+	if a.Deny == "" {
+		out["permissionDecision"] = "allow"
+		out["permissionDecisionReason"] = "vaultgate: runs inside vaultgate's wall through vaultgate exec"
+		out["updatedInput"] = a.UpdatedInput
+	}
+	b, _ := json.Marshal(map[string]any{"hookSpecificOutput": out})
 	return b
+}
+
+// HookOptions are what the hook command knows of its surroundings.
+type HookOptions struct {
+	// Exec is the vaultgate binary an allowed Bash runs through (absolute);
+	// "" refuses every Bash, for ExecProblem's reason.
+	Exec        string
+	ExecProblem string
+	// Sandbox, when not "", is the Claude Code settings file that turns
+	// Claude Code's own sandbox on.
+	Sandbox string
 }
 
 // ErrHookInput is a hook input that can't be read: the caller denies (exit 2).
@@ -75,6 +101,12 @@ func ParseHookInput(data []byte) (*HookInput, error) {
 // the call (PreToolUse) and after it (PostToolUse). Only a PreToolUse deny
 // is answered; after the call there is nothing left to refuse.
 func (g *Gate) Hook(ctx context.Context, p *config.Policy, in *HookInput) (HookAnswer, error) {
+	return g.HookWith(ctx, p, in, HookOptions{})
+}
+
+// HookWith is Hook with the hook command's options: Bash is allowed only
+// through opt.Exec.
+func (g *Gate) HookWith(ctx context.Context, p *config.Policy, in *HookInput, opt HookOptions) (HookAnswer, error) {
 	store, err := openHookSession(g.cfg.StateDir, in.SessionID)
 	if err != nil {
 		return HookAnswer{}, err
@@ -84,7 +116,14 @@ func (g *Gate) Hook(ctx context.Context, p *config.Policy, in *HookInput) (HookA
 		Via:     ViaHook,
 		Session: &policy.Session{ID: in.SessionID, Agent: p.Name, State: store.state},
 		Policy:  p,
-		Hook:    &tools.HookCall{After: in.After(), Cwd: in.Cwd, ServerName: p.Hook.ServerName},
+		Hook: &tools.HookCall{After: in.After(), Cwd: in.Cwd, ServerName: p.Hook.ServerName,
+			ExecProblem: opt.ExecProblem, Sandbox: opt.Sandbox},
+	}
+	switch {
+	case opt.Exec != "" && g.cfg.File == "":
+		caller.Hook.ExecProblem = "the hook's config has no file for vaultgate exec to load"
+	case opt.Exec != "":
+		caller.Hook.Exec = &tools.HookExec{Binary: opt.Exec, Config: g.cfg.File, Agent: p.Name, Session: in.SessionID}
 	}
 	o := g.Call(ctx, caller, in.ToolName, in.ToolInput, Serve)
 	switch {
@@ -94,7 +133,11 @@ func (g *Gate) Hook(ctx context.Context, p *config.Policy, in *HookInput) (HookA
 		if o.Forwarded && !in.After() {
 			store.noteForwarded(in)
 		}
-		return HookAnswer{}, store.save()
+		var a HookAnswer
+		if o.Result != nil && !in.After() {
+			a.UpdatedInput = o.Result.UpdatedInput
+		}
+		return a, store.save()
 	case in.After():
 		return HookAnswer{}, nil // the audit line says what became of it
 	}

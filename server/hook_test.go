@@ -53,16 +53,26 @@ hidden    = ["notes/private"]
 
 func hookCall(t *testing.T, g *Gate, p *config.Policy, session, cwd, tool string, input map[string]any) string {
 	t.Helper()
+	return hookAnswer(t, g, p, session, cwd, tool, input).Deny
+}
+
+// testExec is the vaultgate binary the hook's rewrites name in these
+// tests, which never run them (cmd/vaultgate's do).
+const testExec = "/opt/vault gate/vaultgate"
+
+func hookAnswer(t *testing.T, g *Gate, p *config.Policy, session, cwd, tool string, input map[string]any) HookAnswer {
+	t.Helper()
 	in := &HookInput{SessionID: session, Cwd: cwd, HookEventName: "PreToolUse", ToolName: tool, ToolInput: input}
-	a, err := g.Hook(context.Background(), p, in)
+	a, err := g.HookWith(context.Background(), p, in, HookOptions{Exec: testExec})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
-	return a.Deny
+	return a
 }
 
 func TestHookBuiltins(t *testing.T) {
-	g, p, v, auditPath := hookGate(t, "")
+	// wall = "off": what the analysis alone allows, wherever the test runs
+	g, p, v, auditPath := hookGate(t, "[bash]\nwall = \"off\"\n")
 	abs := func(rel string) string { return filepath.Join(v, rel) }
 	cases := []struct {
 		tool  string

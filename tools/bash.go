@@ -69,24 +69,16 @@ func planBash(s *Set, a args) (*Plan, error) {
 		}
 		timeout = time.Duration(secs) * time.Second
 	}
-	plan, err := s.analyseBash(command, s.Vault.Root)
+	cwd, err := s.bashCwd()
+	if err != nil {
+		return nil, err
+	}
+	plan, wall, err := s.prepareBash(command, cwd)
 	if err != nil || refusalOf(plan) != nil {
 		return plan, err
 	}
 	an := plan.analysis
-	root := s.Vault.Root
-	wall, wallErr := bashWall(b, s.Vault.WallHelper)
-	if wall != nil {
-		wall.Zones = s.Zones
-		confine(plan.Effects)
-	}
-	// On the overlay what the command really changes is judged before it
-	// reaches the vault (see bashtxn.go).
 	overlay := wall != nil && wall.Layers.Overlay
-	plan.Facts = BashCall{Overlay: overlay}
-	if wallErr != nil {
-		plan.Facts = BashCall{Refusal: &policy.Deny{Rule: "bash", Reason: s.say(say.BashWallRequired{Problem: wallErr.Error()})}}
-	}
 	secrets := make([]sandbox.Secret, 0, len(b.Secrets))
 	for _, sec := range b.Secrets {
 		if v := os.Getenv(sec.FromEnv); v != "" {
@@ -104,7 +96,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 		}
 		res, err := sandbox.Run(ctx, sandbox.Request{
 			Command:  command,
-			Dir:      root,
+			Dir:      cwd,
 			Env:      b.Env,
 			Environ:  os.Environ(),
 			Programs: an.Programs,
@@ -127,6 +119,51 @@ func planBash(s *Set, a args) (*Plan, error) {
 		return s.finishBash(tx, res, out, call, plan.Effects), nil
 	}
 	return plan, nil
+}
+
+// bashCwd is the folder a bash call runs in: the vault root, or the
+// set's Cwd (vaultgate exec, run from a folder of the vault), which must
+// be a folder inside the vault.
+func (s *Set) bashCwd() (string, error) {
+	if s.Cwd == "" {
+		return s.Vault.Root, nil
+	}
+	p, err := zones.Normalize(s.Vault.Root, s.Cwd)
+	if err != nil || p.Outside() || !path.IsAbs(s.Cwd) {
+		return "", errors.New(s.say(say.BashCwdOutside{Dir: s.Cwd}))
+	}
+	// where it really is: a link inside the vault is followed as chdir
+	// follows it
+	real, err := s.Vault.Resolve(p, true)
+	if err != nil {
+		return "", errors.New(s.say(say.BashCwdOutside{Dir: s.Cwd}))
+	}
+	return real.Abs(s.Vault.Root), nil
+}
+
+// prepareBash analyses a command run from cwd and judges where it would
+// run: the plan's effects, confined when the wall is up, and the bash
+// rule's facts (a refusal when the wall is required and can't be raised).
+// wall is the wall the command would run in, nil for none. The bash tool
+// and Claude Code's Bash through the hook (which has vaultgate exec run it)
+// plan alike, so the hook's answer is the one the run will get.
+func (s *Set) prepareBash(command, cwd string) (plan *Plan, wall *sandbox.WallConfig, err error) {
+	plan, err = s.analyseBash(command, cwd)
+	if err != nil || refusalOf(plan) != nil {
+		return plan, nil, err
+	}
+	wall, wallErr := bashWall(s.Bash, s.Vault.WallHelper)
+	if wall != nil {
+		wall.Zones = s.Zones
+		confine(plan.Effects)
+	}
+	// On the overlay what the command really changes is judged before it
+	// reaches the vault (see bashtxn.go).
+	plan.Facts = BashCall{Overlay: wall != nil && wall.Layers.Overlay}
+	if wallErr != nil {
+		plan.Facts = BashCall{Refusal: &policy.Deny{Rule: "bash", Reason: s.say(say.BashWallRequired{Problem: wallErr.Error()})}}
+	}
+	return plan, wall, nil
 }
 
 // confine marks what the OS wall holds to the zones once it is up: the

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
@@ -125,7 +126,8 @@ func TestBashRuleTellsEveryPart(t *testing.T) {
 }
 
 // TestPlannersMark: planners, not tool names, say which effects need a
-// fresh read and what the bash rule needs; the hook's Bash is never walled.
+// fresh read and what the bash rule needs; the hook's Bash is planned as
+// the bash tool's, so under wall = "off" nothing of it is confined.
 func TestPlannersMark(t *testing.T) {
 	s, root := realVault(t)
 	fresh := func(tool string, args map[string]any) []bool {
@@ -165,6 +167,8 @@ func TestPlannersMark(t *testing.T) {
 			t.Errorf("hook %s: NeedsFreshRead %v", tool, got)
 		}
 	}
+	s.Bash = &config.Bash{Enabled: true, Wall: config.WallOff, Timeout: time.Minute, MaxTimeout: time.Minute}
+	s.Hook.Exec = &HookExec{Binary: "/usr/bin/vaultgate", Config: "/etc/vaultgate.toml"}
 	p, err := s.Plan("Bash", map[string]any{"command": "python3 x.py; cat $(echo a)"})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +178,7 @@ func TestPlannersMark(t *testing.T) {
 	}
 	for _, e := range p.Effects {
 		if e.Confined {
-			t.Errorf("the hook's Bash is never walled, but %+v is confined", e)
+			t.Errorf("with wall = off the hook's Bash is not walled, but %+v is confined", e)
 		}
 		if _, ok := e.Fact.(BashPart); !ok {
 			t.Errorf("%+v carries no BashPart", e)

@@ -25,6 +25,13 @@ type HookCall struct {
 	// ServerName is [hook] server_name: mcp__<ServerName>__* are the vault
 	// server's own tools.
 	ServerName string
+	// Exec names vaultgate exec, through which an allowed Bash runs (see
+	// hookexec.go); nil refuses every Bash, for ExecProblem's reason.
+	Exec        *HookExec
+	ExecProblem string
+	// Sandbox, when not "", says Claude Code's own sandbox is on: the
+	// settings file that turns it on.
+	Sandbox string
 }
 
 // Claude Code's built-in tools, as its hooks see them. They are planned and
@@ -56,7 +63,7 @@ func hookTools(after bool) []Tool {
 		{Name: "NotebookEdit", Params: []Param{str("notebook_path", true)}, plan: phase(hookWrite("notebook_path"), "notebook_path")},
 		{Name: "Glob", Params: []Param{str("pattern", true), str("path", false)}, plan: phase(hookFind, "")},
 		{Name: "Grep", Params: []Param{str("pattern", true), str("path", false), str("glob", false)}, plan: phase(hookFind, "")},
-		{Name: "Bash", Params: []Param{str("command", true)}, plan: phase(hookBash, "")},
+		{Name: "Bash", Params: []Param{str("command", true), {Name: "timeout", Type: "integer"}}, plan: phase(hookBash, "")},
 	}
 	for i := range ts {
 		// What vaultgate runs of them changes no file, so they take no
@@ -252,23 +259,6 @@ func hookFind(s *Set, a args) (*Plan, error) {
 	}
 	e.Subtree = true
 	return ranByClaudeCode(&Plan{Effects: []policy.Effect{e}}), nil
-}
-
-// hookBash plans a built-in Bash command, run from the session's cwd. It is
-// never walled — Claude Code runs it bare — so none of its effects is
-// Confined, and programs of unknown effect are always denied, whatever the
-// wall setting says.
-func hookBash(s *Set, a args) (*Plan, error) {
-	if !path.IsAbs(s.Hook.Cwd) {
-		// Not the vault root: relative paths judged from the wrong folder
-		// are judged wrong.
-		return ranByClaudeCode(&Plan{Facts: BashCall{Refusal: &policy.Deny{Rule: "bash", Reason: s.say(say.BashNoCwd{})}}, TellAll: true}), nil
-	}
-	p, err := s.analyseBash(a.str("command"), s.Hook.Cwd)
-	if err != nil {
-		return nil, err
-	}
-	return ranByClaudeCode(p), nil
 }
 
 // ForeignTool is the fact on a call of a tool the hook does not judge by

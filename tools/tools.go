@@ -57,6 +57,10 @@ type Result struct {
 	// Refused is the chain's refusal of the real effects, when it was
 	// the reason.
 	Refused *policy.Deny
+	// UpdatedInput is the hook's rewrite of an allowed Claude Code call:
+	// the whole tool input Claude Code is to run instead (Bash, through
+	// vaultgate exec).
+	UpdatedInput map[string]any
 }
 
 // ArgError is a malformed call: a missing or mistyped argument. Such a call
@@ -106,6 +110,9 @@ type Set struct {
 	// Hook makes the set Claude Code's tools, for the hook, instead of the
 	// vault's own; nil for the vault's.
 	Hook *HookCall
+	// Cwd is the folder bash runs in, absolute: a person's command run
+	// from a folder of the vault (vaultgate exec); "" is the vault root.
+	Cwd string
 	// Judge runs the agent's chain on a call the set judges itself once
 	// it has run: the real effects of bash on the overlay. The gate fills
 	// in who calls (session, via, zones, language); without a judge no

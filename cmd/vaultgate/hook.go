@@ -20,6 +20,8 @@ func init() {
 		help:    hookcmd.Help + "\n\nvaultgate-hook, beside this binary, is the same command on its own.",
 		flags:   f.Register,
 		run: func(fs *flag.FlagSet, args []string) int {
+			// Bash runs through this binary's exec command.
+			f.Exec, f.ExecProblem = hookcmd.Self()
 			return hookcmd.Run(f, os.Stdin, stdout, stderr)
 		},
 	})

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/tools"
 )
@@ -36,7 +37,7 @@ const maxInput = 64 << 20
 
 // Exit statuses, as Claude Code reads them.
 const (
-	ExitAnswered = 0 // judged: a deny is the JSON on stdout, an allow prints nothing
+	ExitAnswered = 0 // judged: a deny or a rewrite is the JSON on stdout, a plain allow prints nothing
 	ExitDenied   = 2 // a failure of the hook's own: Claude Code blocks the call and shows stderr
 )
 
@@ -50,9 +51,15 @@ Code's deny JSON; on an allow it prints nothing. The vault's own tools
 (mcp__<server_name>__*) pass; any other tool is denied unless [hook] allow
 lists it. Allow never switches off the checks of the tools the hook judges
 itself (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash): an
-entry that matches one is reported on stderr and changes nothing. A
-built-in Bash is never walled, so commands of unknown effect are always
-denied.
+entry that matches one is reported on stderr and changes nothing.
+
+A Bash call it allows is rewritten (the answer's updatedInput) to run as
+"vaultgate exec ... --command-b64 CMD" from Claude Code's cwd: inside the
+OS wall and the overlay transaction, with the environment whitelist,
+secrets, limits, timeout and audit line of the MCP bash tool. Where the
+config requires the wall (wall = "required") and it can't be raised here,
+or Claude Code's own sandbox is on, Bash is denied with the reason.
+vaultgate-hook runs the vaultgate binary beside it; vaultgate hook, itself.
 
 Claude Code lets a call through when a hook crashes, times out or prints
 bad JSON, so every failure of the hook's own — empty or broken input, a
@@ -68,6 +75,37 @@ that read_before_write knows them, and writes an audit line marked
 type Flags struct {
 	Config string // the policy file; required
 	Agent  string // judge as this agent of the config
+
+	// Exec is the vaultgate binary an allowed Bash runs through
+	// (absolute), set by the binary that runs the hook, not a flag;
+	// "" refuses every Bash, for ExecProblem's reason.
+	Exec        string
+	ExecProblem string
+}
+
+// Self is the running binary, as Exec for a binary that has the exec
+// command (vaultgate hook).
+func Self() (exe, problem string) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Sprintf("the running binary can't be named: %v", err)
+	}
+	return exe, ""
+}
+
+// Beside is the vaultgate binary in the running binary's folder, as Exec
+// for vaultgate-hook, which has no exec command of its own.
+func Beside() (exe, problem string) {
+	self, problem := Self()
+	if problem != "" {
+		return "", problem
+	}
+	exe = filepath.Join(filepath.Dir(self), "vaultgate")
+	fi, err := os.Stat(exe)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Sprintf("no vaultgate binary beside %s", self)
+	}
+	return exe, ""
 }
 
 // Register defines the flags on fs.
@@ -145,23 +183,34 @@ func (h *hook) judge(stdin io.Reader) int {
 	if judged := tools.JudgedDespiteAllow(p.Hook.Allow); len(judged) > 0 {
 		fmt.Fprintf(h.stderr, "vaultgate hook: warning: [hook] allow matches %s, which the hook judges itself; allow never switches their checks off\n", strings.Join(judged, ", "))
 	}
-	// The hook never runs bash: it needs no wall helper.
-	// Only this agent's rules are compiled: an agent without any builds
-	// no CEL environment.
-	g, closeAll, err := server.Open(cfg, server.OpenOptions{Agents: []string{p.Name}, Rules: Rules})
+	// The hook never runs bash, but probes the wall that vaultgate exec
+	// will raise, with exec's helper. Only this agent's rules are
+	// compiled: an agent without any builds no CEL environment.
+	var helper string
+	if h.flags.Exec != "" {
+		helper = sandbox.HelperFor(h.flags.Exec)
+	}
+	g, closeAll, err := server.Open(cfg, server.OpenOptions{Agents: []string{p.Name}, Rules: Rules, WallHelper: helper})
 	if err != nil {
 		return h.deny("%v", err)
 	}
 	defer closeAll()
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
-	answer, err := g.Hook(ctx, p, in)
+	opt := server.HookOptions{Exec: h.flags.Exec, ExecProblem: h.flags.ExecProblem}
+	if in.ToolName == "Bash" && !in.After() {
+		opt.Sandbox = ClaudeSandbox(in.Cwd)
+	}
+	answer, err := g.HookWith(ctx, p, in, opt)
 	if err != nil {
 		return h.deny("%v", err)
 	}
-	if answer.Deny != "" {
+	if !answer.Silent() {
 		if _, err := h.stdout.Write(append(answer.JSON(), '\n')); err != nil {
-			return h.deny("%s", answer.Deny)
+			if answer.Deny != "" {
+				return h.deny("%s", answer.Deny)
+			}
+			return h.deny("writing the answer: %v", err)
 		}
 	}
 	return ExitAnswered
