@@ -250,7 +250,7 @@ print("hidden visible" if os.path.exists("notes/private/diary.md") else "hidden 
 
 	// the command arrives intact, whatever it holds
 	for _, c := range hardCommands {
-		want, _, _ := runIn(t, notes, []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8"}, "bash", "-c", c)
+		want, _, _ := runIn(t, notes, []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin", "LANG=C.UTF-8"}, "bash", "-c", c)
 		r := runClaudeBash(t, hook, cfg, "claude-1", notes, c)
 		if r.code != 0 || r.stdout != want {
 			t.Errorf("%q:\n got %+v\nwant %q", c, r, want)
@@ -290,7 +290,7 @@ func TestWallRequiredWithoutWall(t *testing.T) {
 	if r.rewritten || !strings.Contains(r.denied, `wall = "required"`) {
 		t.Errorf("hook: %+v", r)
 	}
-	out, errOut, code := runIn(t, vault, []string{"PATH=/usr/bin:/bin"}, filepath.Join(dir, "vaultgate"), "exec", "--config", cfg, "--", "echo x > notes/n.md")
+	out, errOut, code := runIn(t, vault, []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, filepath.Join(dir, "vaultgate"), "exec", "--config", cfg, "--", "echo x > notes/n.md")
 	if code != exitRefused || out != "" || !strings.Contains(errOut, `wall = "required"`) {
 		t.Errorf("exec: %q %q exit %d", out, errOut, code)
 	}
