@@ -66,7 +66,7 @@ func disk(t *testing.T, vault string, guarded []string) map[string]string {
 	return m
 }
 
-func auditLines(t *testing.T, auditPath string) []audit.Record {
+func verifiedAudit(t *testing.T, auditPath string) []audit.Record {
 	t.Helper()
 	var recs []audit.Record
 	if _, err := os.Stat(auditPath); err != nil {
@@ -146,7 +146,7 @@ func testWallHookExec(t *testing.T, hook []string) {
 	notes := filepath.Join(vault, "notes")
 	outside := guarded[3]
 	before := disk(t, vault, guarded)
-	lines := len(auditLines(t, auditPath))
+	lines := len(verifiedAudit(t, auditPath))
 	// after checks the guarded files are as they were, and that the call
 	// added the audit lines of tools want (the hook's, then exec's)
 	after := func(what string, want ...string) []audit.Record {
@@ -154,7 +154,7 @@ func testWallHookExec(t *testing.T, hook []string) {
 		if now := disk(t, vault, guarded); !mapsEqual(now, before) {
 			t.Errorf("%s: the disk changed:\n%v\nwas\n%v", what, now, before)
 		}
-		recs := auditLines(t, auditPath)
+		recs := verifiedAudit(t, auditPath)
 		added := recs[lines:]
 		lines = len(recs)
 		var tools []string
@@ -198,7 +198,7 @@ print("hidden visible" if os.path.exists("notes/private/diary.md") else "hidden 
 `
 	os.WriteFile(filepath.Join(vault, "notes/t.py"), []byte(script), 0o644)
 	before = disk(t, vault, guarded)
-	lines = len(auditLines(t, auditPath))
+	lines = len(verifiedAudit(t, auditPath))
 	r = runClaudeBash(t, hook, cfg, "claude-1", vault, "/usr/bin/python3 notes/t.py")
 	// (the outside file may be written in the wall's own root, which
 	// is thrown away: the disk check below says it was not reached)
@@ -297,7 +297,7 @@ func TestWallRequiredWithoutWall(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(vault, "notes/n.md")); err == nil || !mapsEqual(disk(t, vault, guarded), before) {
 		t.Error("the disk changed")
 	}
-	if n := len(auditLines(t, auditPath)); n != 2 {
+	if n := len(verifiedAudit(t, auditPath)); n != 2 {
 		t.Errorf("%d audit lines, want the hook's and exec's", n)
 	}
 }
