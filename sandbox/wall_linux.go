@@ -300,6 +300,16 @@ func ProbeWall(helper string) Probe {
 	return p
 }
 
+// RememberProbe seeds ProbeWall's cache for helper with what an earlier
+// probe of the same helper found, as a process that starts for one call
+// (the hook) keeps it across its runs. A stale probe only misleads the
+// prediction: the wall itself is raised, or refused, when a call runs.
+func RememberProbe(helper string, p Probe) {
+	probeMu.Lock()
+	defer probeMu.Unlock()
+	probed[helper] = p
+}
+
 // probeReport is what the helper says in probe mode.
 type probeReport struct {
 	Mount    string `json:"mount"` // "" ok, else the error

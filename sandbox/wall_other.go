@@ -13,6 +13,9 @@ func IsHelper(args []string) bool { return len(args) > 1 && args[1] == HelperArg
 // Helper is the wall's helper; there is none off Linux.
 func Helper() int { return 125 }
 
+// RememberProbe does nothing off Linux, where there is nothing to probe.
+func RememberProbe(helper string, p Probe) {}
+
 // ProbeWall reports that no layer of the wall exists off Linux.
 func ProbeWall(helper string) Probe {
 	return Probe{Missing: map[string]string{"mount namespace": "not Linux"}}

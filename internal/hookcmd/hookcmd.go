@@ -195,6 +195,9 @@ func (h *hook) judge(stdin io.Reader) int {
 		return h.deny("%v", err)
 	}
 	defer closeAll()
+	if helper != "" && in.ToolName == "Bash" && !in.After() && p.Bash.Enabled && p.Bash.Wall != config.WallOff {
+		rememberProbe(cfg.StateDir, helper)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
 	opt := server.HookOptions{Exec: h.flags.Exec, ExecProblem: h.flags.ExecProblem}
