@@ -117,7 +117,7 @@ func TestHookBashRefusals(t *testing.T) {
 	}
 	t.Run("no cwd", func(t *testing.T) {
 		g, p, _, _ := hookGate(t, "[bash]\nwall = \"off\"\n")
-		deny(t, hookAnswer(t, g, p, "s", "", "Bash", ls), `no working directory ("cwd")`)
+		deny(t, hookAnswer(t, g, p, "s", "", "Bash", ls), `no absolute "cwd"`)
 	})
 	t.Run("bash off", func(t *testing.T) {
 		g, p, v, _ := hookGate(t, "[bash]\nenabled = false\n")
