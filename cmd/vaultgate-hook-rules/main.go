@@ -25,6 +25,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f hookcmd.Flags
 	f.Register(fs)
+	// Bash runs through the exec command of the vaultgate beside this one.
+	f.Exec, f.ExecProblem = hookcmd.Beside()
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: vaultgate-hook-rules %s\n\n%s\n\nflags:\n", hookcmd.Usage, hookcmd.Help)
 		fs.PrintDefaults()
