@@ -43,6 +43,10 @@ type AgentView struct {
 	User    *User // the agent's user (a root launcher); nil keeps the uid, in a user namespace
 }
 
+// agentSystemDirs are bound read-only into an agent's view beside the
+// wall's system folders.
+var agentSystemDirs = []string{"/opt"}
+
 // AgentWall turns an agent's view into the plan the wall's helper builds.
 // Layers says which layers to raise: all of the mount part, no_new_privs
 // and the dropping of capabilities, the user switch when User is set, and
@@ -93,6 +97,13 @@ func AgentWall(v AgentView) (*Wall, error) {
 		return nil, fmt.Errorf("sandbox: agent: home %s is not a folder", v.Home)
 	}
 	w.Mounts = append(w.Mounts, Mount{Path: filepath.Clean(v.Home), Kind: MountRW, Zone: "home", Dir: true, MakePoint: true})
+	// /opt is system too for an agent, whose program may live there; the
+	// covers below hold beneath it as beneath /usr.
+	for _, d := range agentSystemDirs {
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+			w.Mounts = append(w.Mounts, Mount{Path: d, Kind: MountRO, Zone: "system", Dir: true, MakePoint: true})
+		}
+	}
 	for _, b := range clean(v.Binds) {
 		fi, err := os.Lstat(b)
 		if err != nil {
@@ -113,7 +124,7 @@ func AgentWall(v AgentView) (*Wall, error) {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			continue // a mount would follow it; and the link alone shows nothing
 		}
-		if !underSystem(c) {
+		if !underSystem(c) && !slices.ContainsFunc(agentSystemDirs, func(d string) bool { return within(c, d) }) {
 			continue // not bound at all, so not there
 		}
 		w.Mounts = append(w.Mounts, Mount{Path: c, Kind: MountEmpty, Zone: "covered", Dir: fi.IsDir()})

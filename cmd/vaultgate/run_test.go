@@ -466,6 +466,25 @@ func TestWallRunFaults(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.home, "ran")); err != nil {
 		t.Errorf("the agent did not run: %v", err)
 	}
+	// A program in /opt runs: /opt is system to the agent.
+	os.MkdirAll("/opt", 0o755)
+	opt, err := os.MkdirTemp("/opt", "vaultgate-runtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(opt)
+	os.Chmod(opt, 0o755)
+	if b, err := os.ReadFile(probe); err != nil || os.WriteFile(filepath.Join(opt, "runprobe"), b, 0o755) != nil {
+		t.Fatal(err)
+	}
+	s = newRunSetup(t, runTable)
+	cmd = exec.Command(bin, "run", "--config", s.cfg, "--", filepath.Join(opt, "runprobe"), "touch", filepath.Join(s.home, "ran"))
+	cmd.Env = launcherEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("a program in /opt: %v %s", err, out)
+	} else if _, err := os.Stat(filepath.Join(s.home, "ran")); err != nil {
+		t.Errorf("the agent in /opt did not run: %v", err)
+	}
 	// A program outside the system folders runs once [run] read_only
 	// binds its folder; a read_only path that is missing starts nothing.
 	for _, ro := range []string{filepath.Dir(hidden), "/nonexistent-vg-ro"} {
