@@ -50,8 +50,41 @@ type HookToolRefused struct {
 
 func (m HookToolRefused) Text(l Lang) string {
 	return l.pick(
-		fmt.Sprintf(`%[1]s is not allowed here: vaultgate lets through only the vault's own tools (mcp__%[2]s__*), Claude Code's tools it can check (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash), and those [hook] allow lists. Use the mcp__%[2]s__ tools instead.`, m.Tool, m.Server),
-		fmt.Sprintf(`%[1]s здесь запрещён: vaultgate пропускает только инструменты хранилища (mcp__%[2]s__*), проверяемые инструменты Claude Code (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash) и перечисленные в [hook] allow. Используйте инструменты mcp__%[2]s__.`, m.Tool, m.Server))
+		fmt.Sprintf(`%[1]s is not allowed here: vaultgate lets through the vault's own tools (mcp__%[2]s__*), Claude Code's tools it can check (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash), its tools that touch no file (Agent, TodoWrite, AskUserQuestion, plan mode, ToolSearch, Skill, …), and those [hook] allow lists; %[1]s is none of them. A person can add it to [hook] allow in vaultgate's config.`, m.Tool, m.Server),
+		fmt.Sprintf(`%[1]s здесь запрещён: vaultgate пропускает инструменты хранилища (mcp__%[2]s__*), проверяемые инструменты Claude Code (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash), его инструменты, не касающиеся файлов (Agent, TodoWrite, AskUserQuestion, режим плана, ToolSearch, Skill, …), и перечисленные в [hook] allow; %[1]s не из них. Человек может добавить его в [hook] allow в конфигурации vaultgate.`, m.Tool, m.Server))
+}
+
+// BuiltinWhy is why the hook refuses one of Claude Code's own tools
+// whatever [hook] allow says.
+type BuiltinWhy struct{ en, ru string }
+
+var (
+	WhyWorktree = BuiltinWhy{`it makes or removes a git worktree under .claude/worktrees and moves the session into it, which vaultgate can't judge`,
+		`он создаёт или удаляет git worktree в .claude/worktrees и переносит туда сессию, а этого vaultgate проверить не может`}
+	WhyMonitor = BuiltinWhy{`it runs a command of its own that vaultgate can't judge; run the command with Bash, which vaultgate checks`,
+		`он запускает собственную команду, которую vaultgate проверить не может; запустите её через Bash, который vaultgate проверяет`}
+	WhyWorkflow = BuiltinWhy{`it runs a workflow script whose agents and files vaultgate can't judge as one call`,
+		`он запускает сценарий workflow, чьих агентов и файлы vaultgate не может проверить как один вызов`}
+	WhyPowerShell = BuiltinWhy{`vaultgate analyses bash only; use Bash`,
+		`vaultgate разбирает только bash; используйте Bash`}
+	WhyUnjudgedRead = BuiltinWhy{`it reads files in a way vaultgate can't judge; use Read, or the vault's read tool`,
+		`он читает файлы так, что vaultgate не может это проверить; используйте Read или инструмент read хранилища`}
+	WhyOtherServers = BuiltinWhy{`it reads resources of MCP servers other than the vault's`,
+		`он читает ресурсы других MCP-серверов, не хранилища`}
+	WhyDurableCron = BuiltinWhy{`a durable job is written to .claude/scheduled_tasks.json, a control file of the project; schedule it without durable`,
+		`долговременное задание пишется в .claude/scheduled_tasks.json, управляющий файл проекта; запланируйте его без durable`}
+)
+
+// HookBuiltinRefused is a built-in of Claude Code that the hook refuses on
+// purpose: it touches files, or runs programs, in a way the hook can't
+// judge.
+type HookBuiltinRefused struct {
+	Tool string
+	Why  BuiltinWhy
+}
+
+func (m HookBuiltinRefused) Text(l Lang) string {
+	return l.pick(fmt.Sprintf(`%s is not allowed here: %s.`, m.Tool, m.Why.en), fmt.Sprintf(`%s здесь запрещён: %s.`, m.Tool, m.Why.ru))
 }
 
 // AuditFailed is a call whose audit line could not be written: its result

@@ -267,6 +267,10 @@ type ForeignTool struct {
 	// Forwarded: the tool is the vault server's own (mcp__<server_name>__*),
 	// and the server judges and records the call when it gets it.
 	Forwarded bool
+	// Passes: one of Claude Code's tools that touch no file
+	// (hookbuiltins.go); Refused: one it refuses on purpose, and why.
+	Passes  bool
+	Refused *say.BuiltinWhy
 }
 
 func foreignTool(name string) Tool {
@@ -277,18 +281,23 @@ func foreignTool(name string) Tool {
 // effects the hook could know, so the hook_scope rule decides it.
 func planForeign(s *Set, a args) (*Plan, error) {
 	forwarded := strings.HasPrefix(a.tool, "mcp__"+s.Hook.ServerName+"__")
-	return ranByClaudeCode(&Plan{Facts: ForeignTool{Forwarded: forwarded}, Forwarded: forwarded}), nil
+	passes, refused := builtinVerdict(a.tool, a)
+	return ranByClaudeCode(&Plan{Facts: ForeignTool{Forwarded: forwarded, Passes: passes, Refused: refused}, Forwarded: forwarded}), nil
 }
 
 // HookScopeRule decides the hook's calls of foreign tools: the vault
-// server's own pass (the server judges them), those [hook] allow lists
-// pass, and any other is refused. Claude Code's built-ins never reach it:
+// server's own pass (the server judges them), Claude Code's tools that
+// touch no file pass, those it refuses on purpose are refused whatever
+// allow says, those [hook] allow lists pass, and any other is refused. Claude Code's built-ins never reach it:
 // they are planned and judged by their effects, so allow can't switch
 // their checks off, whatever it matches.
 func HookScopeRule(h config.Hook) policy.Rule {
 	return policy.Rule{Name: "hook_scope", Check: func(c *policy.ToolCall) *policy.Deny {
 		f, foreign := c.Facts.(ForeignTool)
-		if !foreign || f.Forwarded || hookAllows(h.Allow, c.Tool) {
+		if foreign && f.Refused != nil {
+			return &policy.Deny{Reason: say.HookBuiltinRefused{Tool: c.Tool, Why: *f.Refused}.Text(c.Lang)}
+		}
+		if !foreign || f.Forwarded || f.Passes || hookAllows(h.Allow, c.Tool) {
 			return nil
 		}
 		return &policy.Deny{Reason: say.HookToolRefused{Tool: c.Tool, Server: h.ServerName}.Text(c.Lang)}
@@ -316,6 +325,13 @@ func JudgedDespiteAllow(allow []string) []string {
 	for _, t := range hookTools(false) {
 		if hookAllows(allow, t.Name) {
 			out = append(out, t.Name)
+		}
+	}
+	_, refused := HookBuiltins()
+	slices.Sort(refused)
+	for _, t := range refused {
+		if hookAllows(allow, t) {
+			out = append(out, t) // refused on purpose, whatever allow says
 		}
 	}
 	return out
