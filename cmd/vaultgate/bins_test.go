@@ -153,23 +153,26 @@ func TestZonesWallNamesItsHelper(t *testing.T) {
 	}
 }
 
-// TestInitNamesTheSmallHook: the settings init prints start vaultgate-hook
+// TestInitNamesTheSmallHook: the settings init writes start vaultgate-hook
 // where it is installed beside vaultgate, and `vaultgate hook` otherwise.
 func TestInitNamesTheSmallHook(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "vaultgate")
-	if got, want := hookCommand(exe), exe+" hook"; got != want {
-		t.Errorf("alone: %q, want %q", got, want)
+	if bin, args := hookBinary(exe); bin != exe || args != "hook" {
+		t.Errorf("alone: %q %q, want %q hook", bin, args, exe)
 	}
 	hook := filepath.Join(dir, "vaultgate-hook")
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := hookCommand(exe); got != hook {
-		t.Errorf("beside vaultgate-hook: %q, want %q", got, hook)
+	bin, args := hookBinary(exe)
+	if bin != hook || args != "" {
+		t.Errorf("beside vaultgate-hook: %q %q, want %q", bin, args, hook)
 	}
-	_, settings := claudeSnippets(exe, "/c.toml")
-	if !strings.Contains(string(settings), `"command": "`+hook+` --config /c.toml || exit 2"`) {
-		t.Errorf("settings snippet:\n%s", settings)
+	s := claudeSetup{exe: exe, hook: bin, hookArgs: args, config: "/c.toml", serverName: "vault"}
+	settings := newObj()
+	mergeSettings(settings, s, false, nil)
+	if !strings.Contains(string(settings.indented()), `"command": "`+hook+` --config /c.toml || exit 2"`) {
+		t.Errorf("settings:\n%s", settings.indented())
 	}
 }

@@ -1,44 +1,71 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/vaultgate/vaultgate/config"
 )
 
 func init() {
-	var out string
-	var force bool
+	var out, claudeDir string
+	var force, dryRun, uninstall bool
 	register(&command{
 		name:    "init",
-		summary: "write a starter config for a vault and print the Claude Code snippets",
-		usage:   "[--config FILE] [--force] DIR",
-		help: `Writes a starter policy for the vault DIR: the whole vault edit (create,
+		summary: "write a starter config for a vault, and Claude Code's .mcp.json and settings.json",
+		usage:   "[--config FILE] [--force] [--claude DIR [--dry-run]] VAULT | --uninstall --claude DIR [--config FILE] [--dry-run]",
+		help: `Writes a starter policy for the vault VAULT: the whole vault edit (create,
 change, move, never delete), .obsidian and .trash protected. By default the
 file goes in your config folder (~/.config/vaultgate/NAME.toml), outside the
 vault, so the agent can't read its own boundary from there; --config puts it
-elsewhere. An existing file is kept unless --force. It then prints the
-.mcp.json entry that makes Claude Code launch vaultgate.`,
+elsewhere. An existing config is kept unless --force.
+
+With --claude DIR (the folder Claude Code is started in, usually the vault
+itself) it also writes or merges DIR/.mcp.json (the vault's MCP server,
+named [hook] server_name) and DIR/.claude/settings.json (vaultgate's hook
+before every tool call and after those it records, with onFailure block,
+and the vault's tools allowed). Every other key of those files is kept;
+only vaultgate's own entries are replaced; a second run changes nothing; a
+file it changes is first copied to DIR/.claude/vaultgate-backup/. It names
+this binary by its absolute path, so install it first. An existing config
+is kept and init exits 0. --dry-run prints what it would write and writes
+nothing. --uninstall --claude DIR removes vaultgate's entries from both
+files and nothing else.
+
+Without --claude it prints the two files' entries instead.`,
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&out, "config", "", "where to write the config (default: the user's config folder)")
+			fs.StringVar(&out, "config", "", "where the config is or goes (default: the user's config folder)")
 			fs.BoolVar(&force, "force", false, "overwrite an existing config")
+			fs.StringVar(&claudeDir, "claude", "", "write or merge DIR/.mcp.json and DIR/.claude/settings.json for Claude Code started in DIR")
+			fs.BoolVar(&dryRun, "dry-run", false, "with --claude: print what would be written, write nothing")
+			fs.BoolVar(&uninstall, "uninstall", false, "with --claude: remove vaultgate's entries from Claude Code's files")
 		},
 		run: func(fs *flag.FlagSet, args []string) int {
-			if len(args) != 1 {
+			switch {
+			case uninstall && claudeDir == "":
+				return fail(exitUsage, "--uninstall needs --claude DIR")
+			case uninstall && len(args) > 1:
+				return fail(exitUsage, "init --uninstall takes at most the vault folder (see --help)")
+			case dryRun && claudeDir == "":
+				return fail(exitUsage, "--dry-run goes with --claude DIR")
+			case uninstall:
+				return runUninstall(claudeDir, out, dryRun)
+			case len(args) != 1:
 				return fail(exitUsage, "init takes the vault folder (see --help)")
 			}
-			return runInit(args[0], out, force)
+			return runInit(args[0], out, claudeDir, force, dryRun)
 		},
 	})
 }
 
-func runInit(dir, out string, force bool) int {
+func runInit(dir, out, claudeDir string, force, dryRun bool) int {
 	vault, err := filepath.Abs(dir)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
@@ -59,30 +86,137 @@ func runInit(dir, out string, force bool) int {
 	if out, err = filepath.Abs(out); err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	if _, err := os.Stat(out); err == nil && !force {
+	exists := false
+	if _, err := os.Stat(out); err == nil {
+		exists = true
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fail(1, "%v", err)
+	}
+	serverName := "vault"
+	switch {
+	case exists && !force && claudeDir == "":
 		return fail(1, "%s exists; keep it, or pass --force to replace it", out)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fail(1, "%v", err)
+	case exists && !force:
+		cfg, err := config.Load(out)
+		if err != nil {
+			return fail(1, "%s exists but does not load (%v); mend it, or pass --force to replace it", out, err)
+		}
+		if cfg.Vault != vault {
+			return fail(1, "%s is the config of %s, not of %s; give --config FILE for this vault", out, cfg.Vault, vault)
+		}
+		serverName = cfg.Policy(config.DefaultAgent).Hook.ServerName
+		fmt.Fprintf(stdout, "kept %s (it exists; --force replaces it)\n", out)
+	case dryRun:
+		fmt.Fprintf(stdout, "would write %s:\n%s\n", out, starterConfig(vault))
+	default:
+		if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+			return fail(1, "%v", err)
+		}
+		if err := os.WriteFile(out, []byte(starterConfig(vault)), 0o600); err != nil {
+			return fail(1, "%v", err)
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", out)
+		if inside(vault, out) {
+			fmt.Fprintf(stdout, "note: the config lies inside the vault; vaultgate keeps it protected (read only) for the agent.\n")
+		}
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
-		return fail(1, "%v", err)
+	setup, problem := newClaudeSetup(out, serverName)
+	if problem != "" {
+		fmt.Fprintf(stderr, "vaultgate: warning: %s\n", problem)
 	}
-	if err := os.WriteFile(out, []byte(starterConfig(vault)), 0o600); err != nil {
-		return fail(1, "%v", err)
+	if claudeDir == "" {
+		mcp, settings := newObj(), newObj()
+		mergeMCP(mcp, setup, false)
+		mergeSettings(settings, setup, false, nil)
+		fmt.Fprintf(stdout, "\nAdd this to .mcp.json (secrets go in \"env\", never in \"args\"):\n%s", mcp.indented())
+		fmt.Fprintf(stdout, "\nAnd this to .claude/settings.json (the hook on every tool call, blocking when it fails,\nand the vault's tools allowed; \"|| exit 2\" does the blocking for a Claude Code older than 2.1.295):\n%s", settings.indented())
+		fmt.Fprintf(stdout, "Or let init merge both: vaultgate init --config %s --claude DIR %s\n", shellQuote(out), shellQuote(vault))
+	} else if code := writeClaude(claudeDir, setup, false, dryRun); code != exitOK {
+		return code
 	}
-	fmt.Fprintf(stdout, "wrote %s\n", out)
-	if inside(vault, out) {
-		fmt.Fprintf(stdout, "note: the config lies inside the vault; vaultgate keeps it protected (read only) for the agent.\n")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		exe = "vaultgate"
-	}
-	mcpJSON, settingsJSON := claudeSnippets(exe, out)
-	fmt.Fprintf(stdout, "\nAdd this to .mcp.json (secrets go in \"env\", never in \"args\"):\n%s\n", mcpJSON)
-	fmt.Fprintf(stdout, "\nAnd this to .claude/settings.json (Claude Code's own writing tools off, no prompts,\nand the hook on every tool; \"|| exit 2\" makes a hook that can't start block the call):\n%s\n", settingsJSON)
 	fmt.Fprintf(stdout, "\nSee the zones:  vaultgate zones --config %s\n", shellQuote(out))
 	fmt.Fprintf(stdout, "Dry-run a call: vaultgate check --config %s delete '{\"path\":\"x.md\"}'\n", shellQuote(out))
+	return exitOK
+}
+
+// newClaudeSetup names this binary and the hook's by absolute path.
+func newClaudeSetup(cfg, serverName string) (claudeSetup, string) {
+	s := claudeSetup{config: cfg, serverName: serverName}
+	exe, err := os.Executable()
+	problem := ""
+	if err != nil {
+		exe, problem = "vaultgate", fmt.Sprintf("the running binary can't be named (%v); the files say \"vaultgate\"", err)
+	} else if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		problem = fmt.Sprintf("%s is a temporary binary of go run; install vaultgate (go install) and run init from there", exe)
+	}
+	s.exe = exe
+	s.hook, s.hookArgs = hookBinary(exe)
+	return s, problem
+}
+
+func runUninstall(claudeDir, cfgPath string, dryRun bool) int {
+	s := claudeSetup{}
+	if cfgPath != "" {
+		cfg, err := config.Load(cfgPath)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		s.serverName = cfg.Policy(config.DefaultAgent).Hook.ServerName
+	}
+	return writeClaude(claudeDir, s, true, dryRun)
+}
+
+// writeClaude merges (or takes out) vaultgate's entries in DIR's two files
+// and says what it changed.
+func writeClaude(dir string, s claudeSetup, uninstall, dryRun bool) int {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return fail(exitUsage, "--claude %s is not a folder", abs)
+	}
+	files, err := planClaude(abs, s, uninstall)
+	if err != nil {
+		return fail(1, "%v (nothing was changed)", err)
+	}
+	now := time.Now()
+	for _, f := range files {
+		switch {
+		case f.unchanged():
+			fmt.Fprintf(stdout, "%s: unchanged\n", f.path)
+			continue
+		case dryRun && f.new == nil:
+			fmt.Fprintf(stdout, "would remove %s (only vaultgate's entries were in it)\n", f.path)
+		case dryRun:
+			fmt.Fprintf(stdout, "would write %s:\n%s", f.path, f.new)
+		}
+		for _, c := range f.changes {
+			fmt.Fprintf(stdout, "  %s\n", c)
+		}
+		if dryRun {
+			continue
+		}
+		backup, err := f.apply(abs, now)
+		if err != nil {
+			return fail(1, "%s: %v", f.path, err)
+		}
+		verb := "wrote"
+		if f.new == nil {
+			verb = "removed"
+		}
+		fmt.Fprintf(stdout, "%s %s", verb, f.path)
+		if backup != "" {
+			fmt.Fprintf(stdout, " (the old one is %s)", backup)
+		}
+		fmt.Fprintln(stdout)
+	}
+	if !uninstall && !dryRun {
+		fmt.Fprintf(stdout, "\nStart Claude Code in %s and accept its workspace-trust dialog once: until then it\nignores a project's hooks and permissions. After that it asks nothing; vaultgate decides.\n", abs)
+	}
 	return exitOK
 }
 
@@ -120,6 +254,10 @@ read_before_write = true
 [bash]
 enabled = true
 wall    = "required"
+
+[hook]
+server_name = "vault"      # the key of vaultgate's server in .mcp.json: its tools are mcp__vault__*
+# allow = ["WebFetch", "WebSearch"]   # Claude Code's web tools touch no file, but reach the network
 `, vault, q(vault), strings.Join(protected, ", "))
 }
 
@@ -135,43 +273,12 @@ func shellQuote(s string) string {
 	return s
 }
 
-// hookCommand is how Claude Code starts the hook: vaultgate-hook, which
+// hookBinary is how Claude Code starts the hook: vaultgate-hook, which
 // starts faster, where it lies beside exe; exe's hook command otherwise.
-func hookCommand(exe string) string {
+func hookBinary(exe string) (bin, args string) {
 	hook := filepath.Join(filepath.Dir(exe), "vaultgate-hook")
 	if fi, err := os.Stat(hook); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-		return shellQuote(hook)
+		return hook, ""
 	}
-	return shellQuote(exe) + " hook"
-}
-
-// claudeSnippets returns the .mcp.json and settings.json that make Claude
-// Code use vaultgate: the vault's tools over stdio, the built-in writing
-// tools denied, no permission prompts, and the hook judging every other tool.
-func claudeSnippets(exe, cfg string) (mcpJSON, settingsJSON []byte) {
-	mcpJSON, _ = json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"vault": map[string]any{
-		"command": exe,
-		"args":    []string{"serve", "--config", cfg},
-		"env":     map[string]string{},
-	}}}, "", "  ")
-	// Claude Code lets a call through when a hook command fails to start
-	// (exit 127) or dies with a code other than 2, and has no setting to
-	// fail closed; "|| exit 2" is that setting, in the shell it runs hooks in.
-	hook := hookCommand(exe) + " --config " + shellQuote(cfg) + " || exit 2"
-	entry := func(matcher string) []any {
-		return []any{map[string]any{"matcher": matcher, "hooks": []any{map[string]any{
-			"type": "command", "command": hook, "timeout": 30,
-		}}}}
-	}
-	settingsJSON, _ = json.MarshalIndent(map[string]any{
-		"permissions": map[string]any{
-			"deny":        []string{"Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"},
-			"defaultMode": "bypassPermissions",
-		},
-		"hooks": map[string]any{
-			"PreToolUse":  entry("*"),
-			"PostToolUse": entry("Read|Write|Edit|MultiEdit|NotebookEdit"),
-		},
-	}, "", "  ")
-	return mcpJSON, settingsJSON
+	return exe, "hook"
 }

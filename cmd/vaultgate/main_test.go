@@ -248,12 +248,12 @@ func TestInit(t *testing.T) {
 	settingsAt := strings.Index(rest, "settings.json")
 	var settings struct {
 		Permissions struct {
-			Deny        []string
+			Allow, Deny []string
 			DefaultMode string
 		}
 		Hooks map[string][]struct {
 			Matcher string
-			Hooks   []struct{ Type, Command string }
+			Hooks   []struct{ Type, Command, OnFailure string }
 		}
 	}
 	if settingsAt < 0 {
@@ -263,12 +263,16 @@ func TestInit(t *testing.T) {
 	if err := json.NewDecoder(strings.NewReader(rest[settingsAt+jsonAt:])).Decode(&settings); err != nil {
 		t.Fatalf("settings snippet: %v", err)
 	}
-	if strings.Join(settings.Permissions.Deny, ",") != "Bash,Write,Edit,MultiEdit,NotebookEdit" || settings.Permissions.DefaultMode != "bypassPermissions" {
+	// no built-in denied, no mode a project file can't grant; the vault's tools allowed
+	if strings.Join(settings.Permissions.Allow, ",") != "mcp__vault" || len(settings.Permissions.Deny) > 0 || settings.Permissions.DefaultMode != "" {
 		t.Errorf("permissions: %+v", settings.Permissions)
 	}
-	pre := settings.Hooks["PreToolUse"]
-	if len(pre) != 1 || pre[0].Matcher != "*" || !strings.HasSuffix(pre[0].Hooks[0].Command, " || exit 2") {
+	pre, post := settings.Hooks["PreToolUse"], settings.Hooks["PostToolUse"]
+	if len(pre) != 1 || pre[0].Matcher != "*" || !strings.HasSuffix(pre[0].Hooks[0].Command, " || exit 2") || pre[0].Hooks[0].OnFailure != "block" {
 		t.Fatalf("PreToolUse hook: %+v", pre)
+	}
+	if len(post) != 1 || post[0].Matcher != "Read|Write|Edit|MultiEdit|NotebookEdit" || post[0].Hooks[0].OnFailure != "block" {
+		t.Fatalf("PostToolUse hook: %+v", post)
 	}
 	// the failure policy works: a hook binary that can't start blocks (2), not 127
 	missing := strings.Replace(pre[0].Hooks[0].Command, snippet.MCPServers["vault"].Command, "/nonexistent/vaultgate", 1)
