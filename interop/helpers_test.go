@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
+	if bundleDir != "" {
+		os.RemoveAll(bundleDir)
+	}
 	os.Exit(code)
 }
 

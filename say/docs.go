@@ -18,10 +18,10 @@ var (
 		"Путь к файлу от корня хранилища (или абсолютный путь внутри хранилища)."}
 
 	ReadTitle = Doc{"Read a note", "Прочитать заметку"}
-	ReadDoc   = Doc{"Read a text file in the vault. Without limit it returns at most 2,000 lines or 100 KB, whichever comes first (a short file whole, exactly), and ends a longer one with a note saying how to read on with offset and limit. Reading a file is also what allows a later write or edit of it.",
-		"Прочитать текстовый файл хранилища. Без limit возвращает не больше 2000 строк или 100 КБ, что наступит раньше (короткий файл целиком, в точности), а длинный завершает заметкой, как читать дальше через offset и limit. Чтение файла также разрешает потом перезаписать или изменить его."}
+	ReadDoc   = Doc{"Read a text file in the vault. Without limit it returns at most 2,000 lines or 40 KB, whichever comes first (a short file whole, exactly), and ends a longer one with a note saying how to read on with offset and limit. Reading a file is also what allows a later write or edit of it.",
+		"Прочитать текстовый файл хранилища. Без limit возвращает не больше 2000 строк или 40 КБ, что наступит раньше (короткий файл целиком, в точности), а длинный завершает заметкой, как читать дальше через offset и limit. Чтение файла также разрешает потом перезаписать или изменить его."}
 	ReadOffsetDoc = Doc{"First line to return, 1-based.", "Первая возвращаемая строка, считая с 1."}
-	ReadLimitDoc  = Doc{"How many lines to return (up to 10 MiB of text); without it at most 2,000 lines or 100 KB.", "Сколько строк вернуть (до 10 МиБ текста); без него не больше 2000 строк или 100 КБ."}
+	ReadLimitDoc  = Doc{"How many lines to return (up to 10 MiB of text); without it at most 2,000 lines or 40 KB.", "Сколько строк вернуть (до 10 МиБ текста); без него не больше 2000 строк или 40 КБ."}
 
 	WriteTitle = Doc{"Write a note", "Записать заметку"}
 	WriteDoc   = Doc{"Create a file, or replace an existing file's whole content (read it first). Missing parent folders are created. The write is atomic: the file is either the old one or the new one, never half of one.",

@@ -32,21 +32,25 @@ type HookInput struct {
 // After reports whether Claude Code has run the tool already (PostToolUse).
 func (in *HookInput) After() bool { return in.HookEventName == "PostToolUse" }
 
-// HookAnswer is the hook's reply. Deny empty means allow: print nothing,
-// unless UpdatedInput rewrites the call.
+// HookAnswer is the hook's reply: a deny with its reason, an allow before
+// the call (Allow), perhaps rewriting it (UpdatedInput), or nothing to say
+// (after the call).
 type HookAnswer struct {
 	Deny string
+	// Allow answers permissionDecision "allow": the call was judged and
+	// allowed, and Claude Code runs it without asking the person (a
+	// project's settings can't grant that any other way; an allow never
+	// overrides a deny or ask rule the person wrote).
+	Allow bool
 	// UpdatedInput is the whole tool input Claude Code is to run instead
 	// of the one it sent (an allowed Bash, through vaultgate exec).
 	UpdatedInput map[string]any
 }
 
-// Silent reports whether the answer is an allow as the call stands, which
-// the hook answers by printing nothing.
-func (a HookAnswer) Silent() bool { return a.Deny == "" && a.UpdatedInput == nil }
+// Silent reports whether the hook prints nothing (PostToolUse).
+func (a HookAnswer) Silent() bool { return a.Deny == "" && !a.Allow && a.UpdatedInput == nil }
 
-// JSON is the PreToolUse output for a deny, or for an allow that rewrites
-// the call.
+// JSON is the PreToolUse output for a deny or an allow.
 func (a HookAnswer) JSON() []byte {
 	out := map[string]any{
 		"hookEventName":            "PreToolUse",
@@ -55,8 +59,11 @@ func (a HookAnswer) JSON() []byte {
 	}
 	if a.Deny == "" {
 		out["permissionDecision"] = "allow"
-		out["permissionDecisionReason"] = "vaultgate: runs inside vaultgate's wall through vaultgate exec"
-		out["updatedInput"] = a.UpdatedInput
+		out["permissionDecisionReason"] = "vaultgate: judged and allowed"
+		if a.UpdatedInput != nil {
+			out["permissionDecisionReason"] = "vaultgate: runs inside vaultgate's wall through vaultgate exec"
+			out["updatedInput"] = a.UpdatedInput
+		}
 	}
 	b, _ := json.Marshal(map[string]any{"hookSpecificOutput": out})
 	return b
@@ -133,7 +140,7 @@ func (g *Gate) HookWith(ctx context.Context, p *config.Policy, in *HookInput, op
 		if o.Forwarded && !in.After() {
 			store.noteForwarded(in)
 		}
-		var a HookAnswer
+		a := HookAnswer{Allow: !in.After()}
 		if o.Result != nil && !in.After() {
 			a.UpdatedInput = o.Result.UpdatedInput
 		}

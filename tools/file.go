@@ -27,10 +27,10 @@ const (
 	// model reads in parts, so one call can't flood its context.
 	maxReadWhole = 10 << 20
 	// readLines and readBytes bound a read without limit, so a long note
-	// can't flood the model's context (nor make a client park the result
-	// in a file of its own, outside the vault): the rest is read with
-	// offset and limit.
-	readLines, readBytes = 2000, 100 << 10
+	// can't flood the model's context, nor make a client park the result
+	// in a file of its own outside the vault (Claude Code 2.1.332 does so
+	// past about 50,000 characters): the rest is read with offset and limit.
+	readLines, readBytes = 2000, 40 << 10
 	// maxWalk bounds the entries a subtree effect checks one by one.
 	maxWalk = 200_000
 	// tempPrefix names write's temporary files, so a crash's leftovers are

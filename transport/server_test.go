@@ -327,7 +327,7 @@ func TestUnknownToolIsAudited(t *testing.T) {
 	}
 }
 
-// A read without limit returns at most 2,000 lines or 100 KB, cut at a
+// A read without limit returns at most 2,000 lines or 40 KB, cut at a
 // line's end, and a note saying where to read on; reading on as the note
 // says gives back the whole file, byte for byte.
 func TestReadBounded(t *testing.T) {
@@ -369,7 +369,7 @@ func TestReadBounded(t *testing.T) {
 				got.WriteString(text)
 				break
 			}
-			if len(body) > 100<<10+1 || strings.Count(body, "\n") > 2000 {
+			if len(body) > 40<<10+1 || strings.Count(body, "\n") > 2000 {
 				t.Fatalf("%s: a part of %d bytes, %d lines", c.path, len(body), strings.Count(body, "\n"))
 			}
 			m := next.FindStringSubmatch(note)

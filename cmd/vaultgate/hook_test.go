@@ -66,9 +66,9 @@ func testHookBinary(t *testing.T, hook []string) {
 		}
 		return r.HookSpecificOutput.PermissionDecisionReason
 	}
-	// allowed: nothing printed, exit 0
+	// allowed: permissionDecision allow (what skips Claude Code's prompt), exit 0
 	out, errOut, code := runHookBinary(t, hook, cfg, hookJSON("s", vault, "Read", map[string]any{"file_path": filepath.Join(vault, "Welcome.md")}))
-	if code != 0 || out != "" {
+	if code != 0 || !strings.Contains(out, `"permissionDecision":"allow"`) {
 		t.Errorf("allowed Read: exit %d, out %q, err %q", code, out, errOut)
 	}
 	// denied: the deny JSON, exit 0

@@ -37,7 +37,7 @@ const maxInput = 64 << 20
 
 // Exit statuses, as Claude Code reads them.
 const (
-	ExitAnswered = 0 // judged: a deny or a rewrite is the JSON on stdout, a plain allow prints nothing
+	ExitAnswered = 0 // judged: the answer is the JSON on stdout (nothing after the call)
 	ExitDenied   = 2 // a failure of the hook's own: Claude Code blocks the call and shows stderr
 )
 
@@ -47,8 +47,11 @@ const (
 	Summary = "the Claude Code PreToolUse and PostToolUse hook: judge a built-in tool call"
 	Help    = `Reads Claude Code's hook JSON on stdin and judges the call by the same
 effects and rules as the vault's own tools. On a deny it prints Claude
-Code's deny JSON; on an allow it prints nothing. The vault's own tools
-(mcp__<server_name>__*) pass; any other tool is denied unless [hook] allow
+Code's deny JSON; on an allow, permissionDecision "allow", which lets
+Claude Code run the call without asking. The vault's own tools
+(mcp__<server_name>__*) pass, and so do Claude Code's tools that touch no
+file; a few that touch files in ways it can't judge (worktrees, Monitor,
+Workflow) are refused; any other tool is denied unless [hook] allow
 lists it. Allow never switches off the checks of the tools the hook judges
 itself (Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, Bash): an
 entry that matches one is reported on stderr and changes nothing.

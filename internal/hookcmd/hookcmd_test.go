@@ -39,7 +39,7 @@ func TestRun(t *testing.T) {
 		code        int
 		out, errOut string // substrings; "" for out means nothing printed
 	}{
-		{"allowed", Flags{Config: cfg}, input(dir, "Read", map[string]any{"file_path": filepath.Join(dir, "Welcome.md")}), ExitAnswered, "", ""},
+		{"allowed", Flags{Config: cfg}, input(dir, "Read", map[string]any{"file_path": filepath.Join(dir, "Welcome.md")}), ExitAnswered, `"permissionDecision":"allow"`, ""},
 		{"denied", Flags{Config: cfg}, input(dir, "Write", map[string]any{"file_path": filepath.Join(dir, "мета/x.md"), "content": "x"}), ExitAnswered, `"permissionDecision":"deny"`, ""},
 		{"no config", Flags{}, input(dir, "Read", nil), ExitDenied, "", "no --config"},
 		{"unknown agent", Flags{Config: cfg, Agent: "nobody"}, input(dir, "Read", nil), ExitDenied, "", `no agent "nobody"`},
