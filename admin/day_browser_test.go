@@ -123,7 +123,7 @@ wall = "off"
 		}
 		return string(out)
 	}
-	if out := hook("Read", map[string]any{"file_path": filepath.Join(vault, "notes/today.md")}); out != "" {
+	if out := hook("Read", map[string]any{"file_path": filepath.Join(vault, "notes/today.md")}); !strings.Contains(out, `"permissionDecision":"allow"`) {
 		t.Fatalf("hook Read: %q", out)
 	}
 	if out := hook("Write", map[string]any{"file_path": filepath.Join(vault, "мета/weekly.md"), "content": "# weekly\nrewritten\n"}); !strings.Contains(out, `"deny"`) {
