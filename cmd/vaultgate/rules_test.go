@@ -116,7 +116,7 @@ func TestRulesThroughTheHook(t *testing.T) {
 					t.Errorf("the third rm: %q", out)
 				}
 			}
-			if out, _, _ := runHookBinary(t, hook, cfg, hookJSON("hs", vault, "Read", map[string]any{"file_path": filepath.Join(vault, "drafts/x.md")})); out != "" {
+			if out, _, _ := runHookBinary(t, hook, cfg, hookJSON("hs", vault, "Read", map[string]any{"file_path": filepath.Join(vault, "drafts/x.md")})); !strings.Contains(out, `"permissionDecision":"allow"`) {
 				t.Fatalf("Read a draft: %q", out)
 			}
 			out, _, _ := runHookBinary(t, hook, cfg, hookJSON("hs", vault, "Write", map[string]any{"file_path": filepath.Join(vault, "drafts/x.md"), "content": "x"}))
