@@ -274,6 +274,23 @@ func TestClaudeCode(t *testing.T) {
 	if t.Failed() {
 		t.Logf("claude's output: %s", out)
 	}
+	// one session across the hook and the server: both carry Claude Code's
+	// session_id, and audit tail --session finds both
+	var res struct {
+		SessionID string `json:"session_id"`
+	}
+	json.Unmarshal([]byte(out), &res)
+	vias := map[string]bool{}
+	for _, l := range lines {
+		if l.Session != res.SessionID {
+			t.Errorf("an audit line of session %q, not Claude Code's %q: %+v", l.Session, res.SessionID, l)
+		}
+		vias[l.Via] = true
+	}
+	tail, err := exec.Command(filepath.Join(bundle(t), "vaultgate"), "audit", "tail", "--audit", v.audit, "--session", res.SessionID, "-n", "100", "--json").Output()
+	if err != nil || res.SessionID == "" || !strings.Contains(string(tail), `"via":"hook"`) || !strings.Contains(string(tail), `"via":"stdio"`) {
+		t.Errorf("audit tail --session %q: %v, want the hook's and the server's lines\n%s", res.SessionID, err, tail)
+	}
 
 	// every tool Claude Code offers is placed: judged, passed, refused on
 	// purpose, or the web tools [hook] allow may let through

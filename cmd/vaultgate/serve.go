@@ -67,6 +67,11 @@ func serveStdio(cfg *config.Config) int {
 	defer closeAll()
 	p := cfg.Policy(config.DefaultAgent)
 	session := &policy.Session{ID: "stdio-" + audit.NewID(), Agent: p.Name, State: policy.NewState()}
+	if id := claudeSession(os.Getenv("CLAUDE_CODE_SESSION_ID")); id != "" {
+		// Claude Code names its session to the servers it starts: the
+		// server's lines then carry the same session as the hook's.
+		session.ID = id
+	}
 	if isTerminal(os.Stdin) {
 		// A person started this by hand: say what it is and how to use it,
 		// on stderr, since stdout belongs to the protocol.
@@ -142,4 +147,19 @@ func serveHTTP(cfg *config.Config, addr string) int {
 		return fail(1, "%v", err)
 	}
 	return exitOK
+}
+
+// claudeSession is Claude Code's session id as it gives it to the MCP
+// servers it starts, or "" when it is absent or not an id (a label for the
+// audit, not an identity: whoever starts the server chooses it).
+func claudeSession(id string) string {
+	if id == "" || len(id) > 128 {
+		return ""
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return ""
+		}
+	}
+	return id
 }
