@@ -51,6 +51,9 @@ elsewhere works but warns.`,
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
+			for _, m := range missingZones(cfg) {
+				fmt.Fprintf(stderr, "vaultgate: warning: zone %s does not exist: a typo there protects nothing (vaultgate doctor)\n", m)
+			}
 			if httpAddr != "" {
 				return serveHTTP(cfg, httpAddr)
 			}
