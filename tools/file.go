@@ -244,7 +244,10 @@ func (s *Set) runRead(at zones.Path, offset, limit int) (*Result, error) {
 	if limit == 0 {
 		maxLines, maxBytes = readLines, readBytes
 	}
-	part, err := readPart(f, offset, maxLines, maxBytes)
+	part, ok, err := readWhole(f, fi.Size(), offset, maxLines, maxBytes) // most notes: one read
+	if err == nil && !ok {
+		part, err = readPart(f, offset, maxLines, maxBytes)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -307,6 +310,32 @@ func readPart(r io.Reader, offset, maxLines, maxBytes int) (part, error) {
 	}
 	p.data = out.Bytes()
 	return p, nil
+}
+
+// readWhole is readPart's answer for a file read from its first line
+// that fits the budget whole: one read of its size. ok is false when the
+// file is not such a file (or grew meanwhile); f is then at its start
+// again, for readPart.
+func readWhole(f io.ReadSeeker, size int64, offset, maxLines, maxBytes int) (part, bool, error) {
+	if offset != 1 || size > int64(maxBytes) {
+		return part{}, false, nil
+	}
+	data := make([]byte, size+1) // one more, to see that the file ended
+	n, err := io.ReadFull(f, data)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		data = data[:n]
+		lines := bytes.Count(data, []byte{'\n'})
+		if n > 0 && data[n-1] != '\n' {
+			lines++
+		}
+		if lines <= maxLines {
+			return part{data: data, last: lines}, true, nil
+		}
+	} else if err != nil {
+		return part{}, false, err
+	}
+	_, err = f.Seek(0, io.SeekStart)
+	return part{}, false, err
 }
 
 // isText is true for valid UTF-8 without NUL bytes.

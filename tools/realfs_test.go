@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,4 +280,32 @@ func mustNormalize(t *testing.T, vault, p string) zones.Path {
 		t.Fatal(err)
 	}
 	return np
+}
+
+// TestReadWholeLikeReadPart: the one-read path gives exactly what the
+// line-by-line one gives, or steps aside and leaves the file at its start.
+func TestReadWholeLikeReadPart(t *testing.T) {
+	bodies := []string{"", "a", "a\n", "a\nb", "a\nb\n", "\n\n\n", "x\r\ny\r\n", strings.Repeat("line\n", 50), strings.Repeat("z", 300), "ё\nж"}
+	for _, body := range bodies {
+		for _, lim := range []struct{ lines, bytes int }{{2000, 100 << 10}, {3, 100 << 10}, {2000, 64}, {1, 1}} {
+			want, err := readPart(strings.NewReader(body), 1, lim.lines, lim.bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := strings.NewReader(body)
+			got, ok, err := readWhole(r, int64(len(body)), 1, lim.lines, lim.bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				if rest, _ := io.ReadAll(r); string(rest) != body {
+					t.Errorf("%q %v: stepped aside but left the file at %q", body, lim, rest)
+				}
+				continue
+			}
+			if string(got.data) != string(want.data) || got.last != want.last || got.more != want.more || got.lineCut != want.lineCut {
+				t.Errorf("%q %v: whole %+v, part %+v", body, lim, got, want)
+			}
+		}
+	}
 }

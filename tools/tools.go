@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/history"
@@ -146,6 +147,11 @@ func (s *Set) Tools() []Tool {
 // hook does not judge by its effects is a foreign tool, which the
 // hook_scope rule decides.
 func (s *Set) Lookup(name string) (Tool, bool) {
+	if s.Hook == nil && name != "bash" {
+		if t, ok := fileToolByName(s.Lang, name); ok {
+			return t, true // without building the whole list on every call
+		}
+	}
 	for _, t := range s.Tools() {
 		if t.Name == name {
 			return t, true
@@ -155,6 +161,23 @@ func (s *Set) Lookup(name string) (Tool, bool) {
 		return foreignTool(name), true
 	}
 	return Tool{}, false
+}
+
+// fileToolsByLang holds each language's file tools by name, built once:
+// their texts do not change while a process runs.
+var fileToolsByLang sync.Map // say.Lang -> map[string]Tool
+
+func fileToolByName(l say.Lang, name string) (Tool, bool) {
+	m, ok := fileToolsByLang.Load(l)
+	if !ok {
+		byName := map[string]Tool{}
+		for _, t := range fileTools(l) {
+			byName[t.Name] = t
+		}
+		m, _ = fileToolsByLang.LoadOrStore(l, byName)
+	}
+	t, ok := m.(map[string]Tool)[name]
+	return t, ok
 }
 
 // Rules are the tools' own rules, which the chain runs before the zones:
