@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // HelperArg is argv[1] of the wall's helper.
 const HelperArg = "-vaultgate-wall-helper"
@@ -27,3 +30,7 @@ func lookupUser(name string) (*User, error) { return nil, errors.New("sandbox: r
 func CheckOverlay(o Overlay, vault string) error { return errors.New("sandbox: overlay needs Linux") }
 
 func prepareOverlay(w *Wall) error { return CheckOverlay(*w.Overlay, w.Vault) }
+
+// MemoryFull says no in-memory layer ran out of room: there is none off
+// Linux (no walled call runs there).
+func MemoryFull(upper *os.File, m MemoryLayer) (string, error) { return "", nil }
