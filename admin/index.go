@@ -279,10 +279,11 @@ func pathKey(k string) bool {
 }
 
 type idxFile struct {
-	name  string
+	name  string // as it was last seen
 	f     *os.File
-	done  int64 // bytes indexed: up to the last whole line
-	lines int   // lines seen
+	info  os.FileInfo // what it is, to know it again under another name
+	done  int64       // bytes indexed: up to the last whole line
+	lines int         // lines seen
 }
 
 // index is the panel's index of one log.
@@ -301,52 +302,46 @@ type index struct {
 func newIndex(path string) *index { return &index{path: path} }
 
 // refresh brings the index up to the log's end. The caller holds mu.
+// Files are known by their identity, not their name: the current file is
+// renamed when the log rotates, and is then read on under its new name.
 func (ix *index) refresh() error {
 	names, err := audit.Files(ix.path)
 	if err != nil {
 		return err
 	}
-	known := make(map[string]*idxFile, len(ix.files))
-	for _, f := range ix.files {
-		known[f.name] = f
-	}
-	// The current file may have been rotated since the last look: it then
-	// has a rotated name, and is read to its end under it.
-	if cur := known[ix.path]; cur != nil {
-		fi, err := cur.f.Stat()
+	for _, n := range names {
+		st, err := os.Stat(n)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // rotated between the listing and now: seen next time
+		}
 		if err != nil {
 			return fmt.Errorf("admin: index: %w", err)
 		}
-		if st, err := os.Stat(ix.path); err != nil || !os.SameFile(st, fi) {
-			delete(known, ix.path)
-			cur.name = ix.path + " (rotated away)"
-			for _, n := range names {
-				if st, err := os.Stat(n); err == nil && n != ix.path && os.SameFile(st, fi) {
-					cur.name = n
-					break
-				}
-			}
-			known[cur.name] = cur
-			if err := ix.scan(cur, false); err != nil {
-				return err
+		var f *idxFile
+		for _, g := range ix.files {
+			if os.SameFile(g.info, st) {
+				f = g
+				break
 			}
 		}
-	}
-	for _, n := range names {
-		f := known[n]
-		isNew := f == nil
-		if isNew {
+		if f == nil {
 			fd, err := os.Open(n)
 			if errors.Is(err, fs.ErrNotExist) {
-				continue // rotated between the listing and now: seen next time
+				continue
 			}
 			if err != nil {
 				return fmt.Errorf("admin: index: %w", err)
 			}
-			f = &idxFile{name: n, f: fd}
+			info, err := fd.Stat()
+			if err != nil || !os.SameFile(info, st) {
+				fd.Close() // replaced between the stat and the open: seen next time
+				continue
+			}
+			f = &idxFile{f: fd, info: info}
 			ix.files = append(ix.files, f)
 		}
-		if isNew || n == ix.path {
+		f.name = n
+		if st.Size() > f.done {
 			if err := ix.scan(f, n == ix.path); err != nil {
 				return err
 			}

@@ -235,3 +235,32 @@ func TestIndexAcrossRotations(t *testing.T) {
 		t.Fatalf("the log did not rotate: %v", files)
 	}
 }
+
+// TestIndexReportsADamagedLine: a line that is not a record is named, and
+// the records around it are still there.
+func TestIndexReportsADamagedLine(t *testing.T) {
+	log, w := testLog(t, sampleRecords()[:2]...)
+	w.Close()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bytes.SplitAfter(b, []byte("\n"))[0]
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("{\"time\": not json\n"))
+	f.Write(first)
+	f.Write([]byte(`{"time":"2026-05-01T09:00:00Z","tool":"half`)) // being written: not yet a line
+	f.Close()
+	srv := newPanel(t, log)
+	_, body := get(t, srv.URL+"/api/records", testToken)
+	var p RecordsPage
+	if err := json.Unmarshal([]byte(body), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Matched != 3 || !strings.Contains(p.Damaged, log+":3:") {
+		t.Errorf("matched %d, damaged %q", p.Matched, p.Damaged)
+	}
+}
