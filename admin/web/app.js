@@ -275,7 +275,8 @@ function onKey(ev) {
   if (ev.key === "/") { ev.preventDefault(); $("f-q").focus(); return; }
   const rows = rowsList();
   if (!rows.length) return;
-  const at = rows.indexOf(document.activeElement);
+  let at = rows.indexOf(document.activeElement);
+  if (at < 0 && selectedRow) at = rows.indexOf(selectedRow); // the focus is in the open record
   let next = -1;
   if (ev.key === "ArrowDown" || ev.key === "j") next = at < 0 ? 0 : Math.min(rows.length - 1, at + 1);
   else if (ev.key === "ArrowUp" || ev.key === "k") next = at < 0 ? 0 : Math.max(0, at - 1);
@@ -605,7 +606,10 @@ function summarySoon() {
   summaryTimer = setTimeout(() => { summaryTimer = 0; refreshDay(); refreshStats(); }, 1000);
 }
 
+// openSession shows all of one session's calls, in order: the time range
+// stays, the other filters go.
 function openSession(id) {
+  for (const k of ["q", "agent", "via", "tool", "decision", "look", "path"]) $("f-" + k).value = "";
   $("f-session").value = id;
   apply();
 }
