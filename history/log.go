@@ -92,7 +92,6 @@ func (s *Store) appendLog(r *logRecord, durable bool) error {
 			return fmt.Errorf("history: sync %s: %w", s.log.Name(), err)
 		}
 	}
-	s.logChanged()
 	return nil
 }
 

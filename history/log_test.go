@@ -325,3 +325,30 @@ func TestGCPrunesInsidePacks(t *testing.T) {
 		t.Fatalf("a damaged body was served: %v", err)
 	}
 }
+
+// TestReadersKeepTheirCopy: the log and packs are parsed once and kept;
+// what Call returns is the caller's own, so a change to it (as settling
+// does) never reaches the next reader.
+func TestReadersKeepTheirCopy(t *testing.T) {
+	vault, _, s := logStore(t, Options{})
+	put(t, vault, "a.md", []byte("a\n"))
+	if _, err := s.Begin("call-1", Meta{Tool: "write"}, []Target{{Op: "modify", Path: "a.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sealed := range []bool{false, true} {
+		if sealed {
+			if err := s.exclusive(s.seal); err != nil {
+				t.Fatal(err)
+			}
+		}
+		es, err := s.Call("call-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		es[0].State = "tampered"
+		again, _ := s.Call("call-1")
+		if again[0].State != Pending {
+			t.Fatalf("sealed=%v: a caller's change reached the store's copy: %q", sealed, again[0].State)
+		}
+	}
+}

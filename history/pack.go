@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,7 +39,9 @@ func (s *Store) packPath(name, ext string) string {
 	return filepath.Join(s.dir, packsDir, name+ext)
 }
 
-// packs returns the store's pack indexes, oldest first.
+// packs returns the store's pack indexes, oldest first. An index never
+// changes once named (a GC writes a new pack instead), so each is parsed
+// once per process; only the folder is listed each time.
 func (s *Store) packs() ([]*packIndex, error) {
 	names, err := readNames(filepath.Join(s.dir, packsDir))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -50,10 +51,21 @@ func (s *Store) packs() ([]*packIndex, error) {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	slices.Sort(names)
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.packCache == nil {
+		s.packCache = map[string]*packIndex{}
+	}
 	var out []*packIndex
+	seen := map[string]bool{}
 	for _, n := range names {
 		name, ok := strings.CutSuffix(n, ".idx")
 		if !ok {
+			continue
+		}
+		seen[name] = true
+		if p, ok := s.packCache[name]; ok {
+			out = append(out, p)
 			continue
 		}
 		data, err := os.ReadFile(s.packPath(name, ".idx"))
@@ -67,25 +79,49 @@ func (s *Store) packs() ([]*packIndex, error) {
 		if err := json.Unmarshal(data, p); err != nil {
 			return nil, fmt.Errorf("history: pack index %s: %w", n, err)
 		}
+		s.packCache[name] = p
 		out = append(out, p)
+	}
+	for name := range s.packCache {
+		if !seen[name] {
+			delete(s.packCache, name)
+		}
 	}
 	return out, nil
 }
 
-// logged returns the log's records as they stand.
+// logged returns the log's records as they stand. They are parsed again
+// only when the log's file, size or time changed since the last parse.
 func (s *Store) logged() ([]logRecord, error) {
-	data, err := os.ReadFile(filepath.Join(s.dir, logName))
+	name := filepath.Join(s.dir, logName)
+	fi, err := os.Stat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	return readLog(data), nil
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if c := s.logCache; c.fi != nil && os.SameFile(c.fi, fi) && c.fi.Size() == fi.Size() && c.fi.ModTime().Equal(fi.ModTime()) {
+		return c.recs, nil
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	recs := readLog(data)
+	if int64(len(data)) == fi.Size() { // not appended to between the stat and the read
+		s.logCache = logCache{fi: fi, recs: recs}
+	}
+	return recs, nil
 }
 
-// logChanged is called after this process appended to the log.
-func (s *Store) logChanged() {}
+// logCache is the log as last parsed, and the file's state then.
+type logCache struct {
+	fi   os.FileInfo
+	recs []logRecord
+}
 
 // readPackBody reads one body out of a pack and checks it against its
 // name: a body that does not match is reported, never restored.
@@ -228,10 +264,3 @@ func (s *Store) sweepPacks() error {
 	}
 	return nil
 }
-
-// nopCloser gives a body held in memory the Blob shape.
-type nopCloser struct{ *bytes.Reader }
-
-func (nopCloser) Close() error { return nil }
-
-var _ io.ReadCloser = nopCloser{}

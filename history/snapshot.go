@@ -93,7 +93,7 @@ func (sn *snapshot) file(rel string) (string, int64, error) {
 	if body != nil {
 		_, _, added, err = sn.s.putBytes(body, sn.durable)
 	} else {
-		sum, size, _, added, err = sn.s.putFile(rel, sn.durable)
+		sum, size, added, err = sn.s.putFile(rel, sn.durable)
 	}
 	if err != nil {
 		return "", 0, fmt.Errorf("history: keep %s: %w", rel, err)

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +51,10 @@ type Store struct {
 	mu      sync.RWMutex
 	holdMu  sync.Mutex
 	holders int
+	// cacheMu guards what the readers parsed of the log and the packs.
+	cacheMu   sync.Mutex
+	logCache  logCache
+	packCache map[string]*packIndex
 	// synced are the blobs this process knows are on disk, name and all:
 	// a blob kept unsynced (an after-state) is synced once it becomes a
 	// pre-image.
@@ -198,24 +203,21 @@ func validID(id string) bool {
 const inMemory = 4 << 20
 
 // putFile keeps the vault file at rel as a blob and returns its sha256 and
-// size, and its bytes when they were held whole (up to inMemory). durable
-// syncs a new blob's file; the caller syncs the folder.
-func (s *Store) putFile(rel string, durable bool) (sum string, size int64, body []byte, added bool, err error) {
+// size. durable syncs a new blob's file; the caller syncs the folder.
+func (s *Store) putFile(rel string, durable bool) (sum string, size int64, added bool, err error) {
 	f, err := s.vault.Open(rel)
 	if err != nil {
-		return "", 0, nil, false, err
+		return "", 0, false, err
 	}
 	defer f.Close()
 	head, err := io.ReadAll(io.LimitReader(f, inMemory+1))
 	if err != nil {
-		return "", 0, nil, false, fmt.Errorf("history: read %s: %w", rel, err)
+		return "", 0, false, fmt.Errorf("history: read %s: %w", rel, err)
 	}
 	if len(head) <= inMemory {
-		sum, size, added, err = s.putBytes(head, durable)
-		return sum, size, head, added, err
+		return s.putBytes(head, durable)
 	}
-	sum, size, added, err = s.putStream(io.MultiReader(bytes.NewReader(head), f), durable)
-	return sum, size, nil, added, err
+	return s.putStream(io.MultiReader(bytes.NewReader(head), f), durable)
 }
 
 // readBody reads the vault file at rel whole and names it, if it is at
@@ -364,7 +366,7 @@ func (s *Store) Blob(sum string) (io.ReadCloser, error) {
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		if body, ok := recs[i].Bodies[sum]; ok && sha(body) == sum {
-			return nopCloser{bytes.NewReader(body)}, nil
+			return io.NopCloser(bytes.NewReader(body)), nil
 		}
 	}
 	packs, err := s.packs()
@@ -377,7 +379,7 @@ func (s *Store) Blob(sum string) (io.ReadCloser, error) {
 			if err != nil {
 				return nil, err
 			}
-			return nopCloser{bytes.NewReader(body)}, nil
+			return io.NopCloser(bytes.NewReader(body)), nil
 		}
 	}
 	return os.Open(s.blobPath(sum))
@@ -463,7 +465,7 @@ func (s *Store) Call(id string) ([]Entry, error) {
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		if recs[i].ID == id {
-			return recs[i].Entries, nil
+			return slices.Clone(recs[i].Entries), nil // the cache's own stays as read
 		}
 	}
 	packs, err := s.packs()
@@ -472,7 +474,7 @@ func (s *Store) Call(id string) ([]Entry, error) {
 	}
 	for i := len(packs) - 1; i >= 0; i-- {
 		if es, ok := packs[i].Calls[id]; ok {
-			return es, nil
+			return slices.Clone(es), nil
 		}
 	}
 	return s.entryFile(id)
