@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -30,7 +31,9 @@ type head struct {
 	Size  int64  `json:"size"`
 }
 
-// readHead reads the head file; a missing one is (nil, nil).
+// readHead reads the head file; a missing one is (nil, nil). A head whose
+// checksum does not match its fields (a write torn by a power cut, or an
+// edit) is an error: it is no witness of the chain's end.
 func readHead(path string) (*head, error) {
 	b, err := os.ReadFile(headPath(path))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -39,54 +42,108 @@ func readHead(path string) (*head, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: read head: %w", err)
 	}
-	var h head
-	if err := json.Unmarshal(b, &h); err != nil || h.Lines < 0 || h.Size < 0 || !validHash(h.Hash, h.Lines == 0) {
+	var stored struct {
+		head
+		CRC *string `json:"crc"`
+	}
+	bad := func() (*head, error) {
 		return nil, fmt.Errorf("audit: head file %s is not a head (%q)", headPath(path), truncate(b, 80))
+	}
+	if err := json.Unmarshal(b, &stored); err != nil {
+		return bad()
+	}
+	h := stored.head
+	if h.Lines < 0 || h.Size < 0 || !validHash(h.Hash, h.Lines == 0) {
+		return bad()
+	}
+	// Heads written before the checksum (by a rename, so never torn) have
+	// none; one that has it must match.
+	if stored.CRC != nil && *stored.CRC != headCRC(h) {
+		return bad()
 	}
 	return &h, nil
 }
 
 // headWidth is the fixed size of the head file: its JSON padded with
-// spaces. A fixed size lets the temp file be rewritten in place, which on a
-// file system mounted with discard is twenty times cheaper than truncating
-// or creating one.
+// spaces, so every update is one write over the same bytes.
 const headWidth = 160
 
-// writeHead replaces the head file atomically: the new content goes into a
-// temp file, which then takes the head's name in one rename (an exchange
-// where the kernel has it, so the temp file lives on for the next time).
-// Only a writer holding the lock calls it, so one temp name is enough.
-func writeHead(path string, h head, sync bool) error {
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func headCRC(h head) string {
 	b, _ := json.Marshal(h)
+	return fmt.Sprintf("%08x", crc32.Checksum(b, castagnoli))
+}
+
+// encodeHead is the head file's content: the fields, their checksum, and
+// spaces up to headWidth.
+func encodeHead(h head) []byte {
+	b, _ := json.Marshal(h)
+	b = fmt.Appendf(b[:len(b)-1], `,"crc":"%08x"}`, crc32.Checksum(b, castagnoli))
 	if len(b) < headWidth {
 		b = append(b, bytes.Repeat([]byte{' '}, headWidth-1-len(b))...)
 	}
-	b = append(b, '\n')
-	tmp := headPath(path) + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("audit: write head: %w", err)
-	}
-	_, err = f.WriteAt(b, 0)
-	if err == nil {
-		var st os.FileInfo
-		if st, err = f.Stat(); err == nil && st.Size() > int64(len(b)) {
-			err = f.Truncate(int64(len(b)))
+	return append(b, '\n')
+}
+
+// headFile is a writer's open head file. The head is rewritten in place,
+// one pwrite of headWidth bytes under the log's lock: readers take the lock
+// too, so none sees half an update, and the checksum catches a write a
+// power cut tore. It costs a stat and a write where a temp file and a
+// rename cost five system calls and a change to the folder.
+type headFile struct {
+	f  *os.File
+	fi os.FileInfo
+}
+
+// write puts h in the head file, opening it again when the name no longer
+// leads to the file this writer has open (removed, or replaced by an
+// older writer's rename).
+func (hf *headFile) write(path string, h head, sync bool) error {
+	name := headPath(path)
+	if hf.f != nil {
+		if st, err := os.Stat(name); err != nil || !os.SameFile(st, hf.fi) {
+			hf.close()
 		}
 	}
+	if hf.f == nil {
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("audit: write head: %w", err)
+		}
+		fi, err := f.Stat()
+		if err == nil && fi.Size() > headWidth {
+			err = f.Truncate(headWidth)
+		}
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("audit: write head: %w", err)
+		}
+		hf.f, hf.fi = f, fi
+	}
+	_, err := hf.f.WriteAt(encodeHead(h), 0)
 	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = replaceFile(tmp, headPath(path))
+		err = hf.f.Sync()
 	}
 	if err != nil {
+		hf.close()
 		return fmt.Errorf("audit: write head: %w", err)
 	}
 	return nil
+}
+
+func (hf *headFile) close() {
+	if hf.f != nil {
+		hf.f.Close()
+		hf.f, hf.fi = nil, nil
+	}
+}
+
+// writeHead writes the head file once, for callers without a Writer.
+func writeHead(path string, h head, sync bool) error {
+	var hf headFile
+	defer hf.close()
+	return hf.write(path, h, sync)
 }
 
 func validHash(s string, emptyOK bool) bool {

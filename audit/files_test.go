@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -112,4 +113,84 @@ func TestCloseLeavesNoTemp(t *testing.T) {
 		t.Errorf("state folder holds %q, want %q", names, want)
 	}
 	verifyOK(t, path, 5)
+}
+
+// A head whose bytes no longer match its checksum (a torn write, an edit
+// that kept the JSON valid) is no witness: verify names it, and the next
+// writer goes on from the log and writes a good head.
+func TestHeadChecksum(t *testing.T) {
+	path := testPath(t)
+	writeN(t, path, Options{}, 0, 3)
+	b, _ := os.ReadFile(headPath(path))
+	edited := bytes.Replace(b, []byte(`"lines":3`), []byte(`"lines":2`), 1)
+	if bytes.Equal(edited, b) {
+		t.Fatalf("head %q has no lines field to edit", b)
+	}
+	os.WriteFile(headPath(path), edited, 0o600)
+	if _, err := readHead(path); err == nil {
+		t.Fatal("readHead accepted a head whose checksum does not match")
+	}
+	rep, err := Verify(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK {
+		t.Fatalf("verify passed a damaged head: %+v", rep)
+	}
+	writeN(t, path, Options{}, 3, 1)
+	verifyOK(t, path, 4)
+}
+
+// A head written before the checksum existed (by a rename, never torn) is
+// still read.
+func TestHeadWithoutChecksum(t *testing.T) {
+	path := testPath(t)
+	writeN(t, path, Options{}, 0, 2)
+	h, err := readHead(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := json.Marshal(h)
+	os.WriteFile(headPath(path), append(old, '\n'), 0o600)
+	got, err := readHead(path)
+	if err != nil || *got != *h {
+		t.Fatalf("readHead of a head without crc = %+v, %v; want %+v", got, err, h)
+	}
+	verifyOK(t, path, 2)
+}
+
+// A writer keeps its head file open; when the name leads elsewhere (the
+// head removed, or swapped in by another writer's rename), it writes the
+// head that is there now, not the one it has open.
+func TestHeadReplacedUnderWriter(t *testing.T) {
+	for _, how := range []string{"removed", "renamed over"} {
+		t.Run(how, func(t *testing.T) {
+			path := testPath(t)
+			w, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			for i := range 2 {
+				if err := w.Write(sample(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if how == "removed" {
+				os.Remove(headPath(path))
+			} else {
+				b, _ := os.ReadFile(headPath(path))
+				os.WriteFile(headPath(path)+".new", b, 0o600)
+				os.Rename(headPath(path)+".new", headPath(path))
+			}
+			if err := w.Write(sample(2)); err != nil {
+				t.Fatal(err)
+			}
+			h, err := readHead(path)
+			if err != nil || h == nil || h.Lines != 3 {
+				t.Fatalf("head after the write = %+v, %v; want 3 lines", h, err)
+			}
+			verifyOK(t, path, 3)
+		})
+	}
 }

@@ -35,6 +35,7 @@ type Writer struct {
 
 	mu      sync.Mutex
 	lock    *os.File // PATH.lock, flocked around each append
+	headF   headFile // PATH.head, rewritten after each append
 	f       *os.File // the current file, O_APPEND
 	fi      os.FileInfo
 	known   head // the chain's end as this writer last left it
@@ -141,7 +142,7 @@ func (w *Writer) Write(r *Record) error {
 	r.Seq, r.Prev = next.Lines, end.Hash
 	// The line is in the log even if the head is not updated; the next
 	// writer recovers from the line. The error still fails the call closed.
-	if err := writeHead(w.path, next, w.opt.Sync); err != nil {
+	if err := w.headF.write(w.path, next, w.opt.Sync); err != nil {
 		w.knownOK = false
 		return fmt.Errorf("audit: line %d written, but: %w", next.Lines, err)
 	}
@@ -289,13 +290,7 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	// The head's temp file lives on between appends (replaceFile swaps it
-	// with the head); a writer that closes takes it away, under the
-	// lock, so no writer is between its two steps.
-	if flock(w.lock, exclusive) == nil {
-		os.Remove(headPath(w.path) + ".tmp")
-		flock(w.lock, unlock)
-	}
+	w.headF.close()
 	err := w.f.Close()
 	if lerr := w.lock.Close(); err == nil {
 		err = lerr
