@@ -23,7 +23,7 @@ func reportLines(b *testing.B, lines int, d time.Duration) {
 }
 
 // BenchmarkWrite is one writer appending: flock, head check, one write(2),
-// head replaced by rename.
+// head rewritten in place.
 func BenchmarkWrite(b *testing.B) {
 	path := testPath(b)
 	w, err := Open(path, Options{Mask: []string{"ghp_0123456789abcdef"}})

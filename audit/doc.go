@@ -12,11 +12,12 @@
 //
 //   - PATH.lock — an empty file that every writer flocks around each append,
 //     so several servers and hooks can share one log;
-//   - PATH.head — {"lines":N,"hash":"…","size":S}, padded with spaces to a
-//     fixed width: how many lines the chain holds, the sha256 of the last
-//     one, and the size of PATH after it, replaced atomically after each
-//     append (written to PATH.head.tmp, then renamed over, or exchanged
-//     with, PATH.head);
+//   - PATH.head — {"lines":N,"hash":"…","size":S,"crc":"…"}, padded with
+//     spaces to a fixed width: how many lines the chain holds, the sha256
+//     of the last one, the size of PATH after it, and a CRC-32C of those
+//     three, rewritten in place after each append with the lock held
+//     (readers take it too); the checksum tells a write torn by a power
+//     cut from a head;
 //   - PATH.1, PATH.2, … — rotated files, oldest first (PATH.1 is the oldest),
 //     made when PATH would grow past Options.MaxSize. The chain runs on
 //     through them: the first line of each file points at the last line of
