@@ -57,6 +57,7 @@ var (
 	_ afero.Linker     = (*NoFollowFs)(nil)
 	_ NoReplaceRenamer = (*NoFollowFs)(nil)
 	_ Pinner           = (*NoFollowFs)(nil)
+	_ linkFreeChecker  = (*NoFollowFs)(nil)
 	_ PinnedFs         = (*NoFollowFs)(nil)
 )
 
@@ -393,6 +394,35 @@ func (f *NoFollowFs) lstat(op, name string) (os.FileInfo, error) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	return newFileInfo(path.Base(name), &st), nil
+}
+
+// LinkFree reports whether no component of name is a symlink, as far as
+// name exists (with last false, the last component is not looked at). It
+// is the planners' fast path: one openat2 that refuses any link (ELOOP)
+// and stops at the first missing component (ENOENT, ENOTDIR), as the walk
+// in user space would, and an fstat of what it opened, since O_PATH with
+// O_NOFOLLOW opens a trailing link itself. Any other answer, or a kernel
+// without openat2, is false: the caller walks.
+func (f *NoFollowFs) LinkFree(name string, last bool) bool {
+	if f.perComponent.Load() || checkName("resolve", name) != nil {
+		return false
+	}
+	if !last {
+		if name, _ = split(name); name == "." {
+			return true
+		}
+	}
+	fd, err := openat2(f.fd, name, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	switch err {
+	case nil:
+	case unix.ENOENT, unix.ENOTDIR:
+		return true
+	default:
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK
 }
 
 func (f *NoFollowFs) ReadlinkIfPossible(name string) (string, error) {

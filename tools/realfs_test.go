@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"github.com/spf13/afero"
 	"io"
 	"os"
 	"path/filepath"
@@ -307,5 +308,45 @@ func TestReadWholeLikeReadPart(t *testing.T) {
 				t.Errorf("%q %v: whole %+v, part %+v", body, lim, got, want)
 			}
 		}
+	}
+}
+
+// walkOnlyFs hides the production Fs's LinkFree, so Resolve walks.
+type walkOnlyFs struct {
+	afero.Fs
+	afero.Lstater
+	afero.LinkReader
+}
+
+// The one-step check must give what the walk gives, for every kind of
+// name: plain, through a folder link, a trailing link, dangling, leading
+// out, missing, under a file, and a loop.
+func TestResolveLinkFreeLikeWalk(t *testing.T) {
+	s, root := realVault(t)
+	os.Symlink("loop2", filepath.Join(root, "notes/loop1"))
+	os.Symlink("loop1", filepath.Join(root, "notes/loop2"))
+	nf := s.Vault.Fs.(*NoFollowFs)
+	walk := &Vault{Root: root, Fs: walkOnlyFs{nf, nf, nf}}
+	fast := 0
+	for _, name := range []string{
+		"notes", "notes/a.md", "notes/a.md/x", "notes/missing/x.md", "missing.md",
+		"мета/бобер/hard.md", "notes/link-meta", "notes/link-meta/p.md", "notes/link-meta/бобер/new.md",
+		"notes/out", "notes/out/passwd", "notes/dangling", "notes/last.md", "notes/to-secret.md",
+		"notes/loop1", "notes/loop1/x", "секрет/s.md",
+	} {
+		p := mustNormalize(t, root, name)
+		for _, last := range []bool{true, false} {
+			want, werr := walk.Resolve(p, last)
+			got, gerr := s.Vault.Resolve(p, last)
+			if got != want || (werr == nil) != (gerr == nil) {
+				t.Errorf("Resolve(%q, %v) = %v, %v; the walk gives %v, %v", name, last, got, gerr, want, werr)
+			}
+			if nf.LinkFree(name, last) {
+				fast++
+			}
+		}
+	}
+	if fast < 10 {
+		t.Errorf("the one-step check answered for %d names only", fast)
 	}
 }

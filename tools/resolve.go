@@ -53,6 +53,13 @@ func (v *Vault) readlink(rel string) (string, error) {
 	return "", &fs.PathError{Op: "readlink", Path: rel, Err: errors.ErrUnsupported}
 }
 
+// linkFreeChecker is a file system that can tell in one step that a name
+// has no symlink in it, as far as it exists. It answers false when it
+// can't tell; resolve then walks the name component by component.
+type linkFreeChecker interface {
+	LinkFree(name string, last bool) bool
+}
+
 // Resolve returns the real path of p: every symlink that exists is
 // followed, in user space, so that the zone is decided where the path
 // really leads. A path that leaves the vault comes back outside. With
@@ -66,6 +73,9 @@ func (v *Vault) Resolve(p zones.Path, followLast bool) (zones.Path, error) {
 func (v *Vault) resolve(p zones.Path, followLast bool, hops *int) (zones.Path, error) {
 	if p.IsRoot() || p.Outside() || p.IsZero() {
 		return p, nil // the root, or outside: nothing of ours to resolve
+	}
+	if lf, ok := v.Fs.(linkFreeChecker); ok && lf.LinkFree(p.String(), followLast) {
+		return p, nil // no link on the way: the path is where it leads
 	}
 	parts := strings.Split(p.String(), "/")
 	cur := zones.VaultRoot()
