@@ -2,44 +2,37 @@ package audit
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
-// encoder turns a Record into the body of its line through a
-// slog.JSONHandler: the level and message slog adds are dropped, so the
-// object holds only the Record's fields.
-type encoder struct {
-	buf bytes.Buffer
-	h   slog.Handler
+// A line's body is appended field by field, in the order below, with
+// strings escaped as log/slog's JSON handler escapes them (lines written
+// before this encoder came from that handler, and verify and the masker
+// take both as they are) and args, effects and the rest through a
+// json.Encoder that does not escape HTML. TestEncodeLikeSlog holds the
+// bytes to what the handler wrote.
+
+// lineEncoder is the scratch space of one encodeBody.
+type lineEncoder struct {
+	buf  []byte
+	js   bytes.Buffer
+	json *json.Encoder
 }
 
-func newEncoder() *encoder {
-	e := &encoder{}
-	e.h = slog.NewJSONHandler(&e.buf, &slog.HandlerOptions{ReplaceAttr: dropBuiltins})
+var lineEncoders = sync.Pool{New: func() any {
+	e := &lineEncoder{}
+	e.json = json.NewEncoder(&e.js)
+	e.json.SetEscapeHTML(false)
 	return e
-}
-
-// dropBuiltins removes slog's own level and msg keys; the record's time is
-// one of our attributes, and slog omits its own time when it is zero.
-func dropBuiltins(groups []string, a slog.Attr) slog.Attr {
-	if len(groups) == 0 && (a.Key == slog.LevelKey || a.Key == slog.MessageKey) {
-		return slog.Attr{}
-	}
-	return a
-}
-
-var timeZero time.Time
-
-var encoders = sync.Pool{New: func() any { return newEncoder() }}
+}}
 
 var errEncode = errors.New("audit: encoder produced no object")
 
@@ -47,89 +40,167 @@ var errEncode = errors.New("audit: encoder produced no object")
 // from the opening brace up to, not including, the closing one. The chain
 // fields come last, after masking, so a secret can never disturb them.
 func encodeBody(r *Record) ([]byte, error) {
-	e := encoders.Get().(*encoder)
-	defer encoders.Put(e)
-	e.buf.Reset()
+	e := lineEncoders.Get().(*lineEncoder)
+	defer func() {
+		if cap(e.buf) <= 64<<10 { // keep the pool's buffers small
+			lineEncoders.Put(e)
+		}
+	}()
+	e.buf = e.buf[:0]
 
-	args := r.Args
-	if args == nil {
+	if y := r.Time.Year(); y < 0 || y >= 10000 {
+		return nil, fmt.Errorf("time %v is outside RFC 3339's years", r.Time)
+	}
+	e.buf = append(e.buf, `{"time":"`...)
+	e.buf = r.Time.AppendFormat(e.buf, time.RFC3339Nano)
+	e.buf = append(e.buf, '"')
+	e.str("id", r.ID)
+	e.str("session", r.Session)
+	e.str("agent", r.Agent)
+	e.str("via", r.Via)
+	if r.Run != "" {
+		e.str("run", r.Run) // absent from other lines, which verify unchanged
+	}
+	if r.Event != "" {
+		e.str("event", r.Event) // absent from older lines, which verify unchanged
+	}
+	e.str("tool", r.Tool)
+	var args any = r.Args
+	if r.Args == nil {
 		args = map[string]any{}
 	}
-	effects := r.Effects
-	if effects == nil {
+	if err := e.value("args", args); err != nil {
+		return nil, fmt.Errorf("args cannot be written as JSON: %w", err)
+	}
+	var effects any = r.Effects
+	if r.Effects == nil {
 		effects = []Effect{}
+	}
+	if err := e.value("effects", effects); err != nil {
+		return nil, err
+	}
+	if len(r.Real) > 0 {
+		if err := e.value("real", r.Real); err != nil { // absent from other lines, which verify unchanged
+			return nil, err
+		}
+	}
+	e.str("decision", r.Decision)
+	for _, f := range [...]struct{ k, v string }{
+		{"rule", r.Rule}, {"reason", r.Reason}, {"outcome", r.Outcome}, {"error", r.Error},
+	} {
+		if f.v != "" {
+			e.str(f.k, f.v)
+		}
 	}
 	dur := r.DurationMS
 	if math.IsNaN(dur) || math.IsInf(dur, 0) {
 		dur = 0 // JSON has no NaN; a reader could not parse the line back
 	}
-	attrs := make([]slog.Attr, 0, 16)
-	attrs = append(attrs,
-		slog.Time("time", r.Time),
-		slog.String("id", r.ID),
-		slog.String("session", r.Session),
-		slog.String("agent", r.Agent),
-		slog.String("via", r.Via),
-	)
-	if r.Run != "" {
-		attrs = append(attrs, slog.String("run", r.Run)) // absent from other lines, which verify unchanged
+	if err := e.value("duration_ms", dur); err != nil {
+		return nil, err
 	}
-	if r.Event != "" {
-		attrs = append(attrs, slog.String("event", r.Event)) // absent from older lines, which verify unchanged
-	}
-	attrs = append(attrs,
-		slog.String("tool", r.Tool),
-		slog.Any("args", args),
-		slog.Any("effects", effects),
-	)
-	if len(r.Real) > 0 {
-		attrs = append(attrs, slog.Any("real", r.Real)) // absent from other lines, which verify unchanged
-	}
-	attrs = append(attrs,
-		slog.String("decision", r.Decision),
-	)
-	for _, f := range [...]struct{ k, v string }{
-		{"rule", r.Rule}, {"reason", r.Reason}, {"outcome", r.Outcome}, {"error", r.Error},
-	} {
-		if f.v != "" {
-			attrs = append(attrs, slog.String(f.k, f.v))
-		}
-	}
-	attrs = append(attrs, slog.Float64("duration_ms", dur))
 	if r.ExitCode != nil {
-		attrs = append(attrs, slog.Int("exit_code", *r.ExitCode))
+		e.int("exit_code", int64(*r.ExitCode))
 	}
 	// Why a bash call ended and the head of its output: absent from other
 	// lines and from lines before them, which verify unchanged.
 	if r.TimedOut {
-		attrs = append(attrs, slog.Bool("timed_out", true))
+		e.key("timed_out")
+		e.buf = append(e.buf, "true"...)
 	}
 	if r.Signal != 0 {
-		attrs = append(attrs, slog.Int("signal", r.Signal))
+		e.int("signal", int64(r.Signal))
 	}
 	for _, f := range [...]struct{ k, v string }{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {
 		if f.v != "" {
-			attrs = append(attrs, slog.String(f.k, f.v))
+			e.str(f.k, f.v)
 		}
 	}
 	if len(r.Wall) > 0 {
-		attrs = append(attrs, slog.Any("wall", r.Wall))
+		if err := e.value("wall", r.Wall); err != nil {
+			return nil, err
+		}
 	}
-	rec := slog.NewRecord(timeZero, slog.LevelInfo, "", 0)
-	rec.AddAttrs(attrs...)
-	if err := e.h.Handle(context.Background(), rec); err != nil {
-		return nil, err
+	return bytes.Clone(e.buf), nil
+}
+
+func (e *lineEncoder) key(k string) {
+	e.buf = append(e.buf, ',', '"')
+	e.buf = append(e.buf, k...)
+	e.buf = append(e.buf, '"', ':')
+}
+
+func (e *lineEncoder) str(k, v string) {
+	e.key(k)
+	e.buf = appendJSONString(e.buf, v)
+}
+
+func (e *lineEncoder) int(k string, v int64) {
+	e.key(k)
+	e.buf = strconv.AppendInt(e.buf, v, 10)
+}
+
+func (e *lineEncoder) value(k string, v any) error {
+	e.js.Reset()
+	if err := e.json.Encode(v); err != nil {
+		return err
 	}
-	b := bytes.TrimRight(e.buf.Bytes(), "\n")
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
-		return nil, errEncode
+	e.key(k)
+	e.buf = append(e.buf, bytes.TrimSuffix(e.js.Bytes(), []byte{'\n'})...)
+	return nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a quoted JSON string, escaped as slog's
+// JSON handler escapes: quote and backslash, \n \r \t, other control
+// bytes as \u00XX, a byte that is not UTF-8 as \ufffd, and U+2028 and
+// U+2029; HTML characters as they are.
+func appendJSONString(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				buf = append(buf, '\\', b)
+			case '\n':
+				buf = append(buf, '\\', 'n')
+			case '\r':
+				buf = append(buf, '\\', 'r')
+			case '\t':
+				buf = append(buf, '\\', 't')
+			default:
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, `\ufffd`...)
+		case c == '\u2028' || c == '\u2029':
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, `\u202`...)
+			buf = append(buf, hexDigits[c&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
 	}
-	// slog writes a value it cannot marshal as a "!ERROR:" string; args
-	// that are not an object could not be read back, so refuse them.
-	if i := bytes.Index(b, []byte(`"args":"!ERROR:`)); i >= 0 {
-		return nil, fmt.Errorf("args cannot be written as JSON: %s", truncate(b[i+8:], 120))
-	}
-	return bytes.Clone(b[:len(b)-1]), nil
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
 }
 
 // finishLine closes a body from encodeBody with the chain fields and a newline.
