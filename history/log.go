@@ -118,6 +118,40 @@ func readLog(data []byte) []logRecord {
 	return out
 }
 
+// readLogCall is the last whole record of id in data, as readLog would
+// find it. json.Marshal writes a record's id first, so a record that
+// starts with another id is skipped unparsed; one that starts any other
+// way is parsed, to be sure.
+func readLogCall(data []byte, id string) (logRecord, bool) {
+	quoted, _ := json.Marshal(id)
+	mine := append(append([]byte(`{"id":`), quoted...), ',')
+	anyID := []byte(`{"id":"`)
+	var last logRecord
+	found := false
+	for len(data) >= frameHead {
+		if !bytes.Equal(data[:4], logMagic[:]) {
+			data = nextFrame(data)
+			continue
+		}
+		n := int(binary.LittleEndian.Uint32(data[4:]))
+		sum := binary.LittleEndian.Uint32(data[8:])
+		if n > len(data)-frameHead || crc32.Checksum(data[frameHead:frameHead+n], castagnoli) != sum {
+			data = nextFrame(data)
+			continue
+		}
+		payload := data[frameHead : frameHead+n]
+		data = data[frameHead+n:]
+		if !bytes.HasPrefix(payload, mine) && bytes.HasPrefix(payload, anyID) {
+			continue
+		}
+		var r logRecord
+		if json.Unmarshal(payload, &r) == nil && validID(r.ID) && r.ID == id {
+			last, found = r, true
+		}
+	}
+	return last, found
+}
+
 func nextFrame(data []byte) []byte {
 	i := bytes.Index(data[1:], logMagic[:])
 	if i < 0 {

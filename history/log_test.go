@@ -2,10 +2,12 @@ package history
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -349,6 +351,38 @@ func TestReadersKeepTheirCopy(t *testing.T) {
 		again, _ := s.Call("call-1")
 		if again[0].State != Pending {
 			t.Fatalf("sealed=%v: a caller's change reached the store's copy: %q", sealed, again[0].State)
+		}
+	}
+}
+
+// TestReadLogCallLikeReadLog: the one-call read finds what a parse of the
+// whole log finds, the latest record of the id, among ids that share a
+// prefix, ids that need escaping, a torn frame and a record whose id is
+// not first.
+func TestReadLogCallLikeReadLog(t *testing.T) {
+	ids := []string{"a", "ab", "a<b>&", "é\"q", "a"}
+	var data []byte
+	for i, id := range ids {
+		p, err := json.Marshal(&logRecord{ID: id, Entries: []Entry{{Path: fmt.Sprintf("n%d.md", i), State: Applied}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, frame(p)...)
+		if i == 1 {
+			data = append(data, frame(p)[:9]...) // torn
+		}
+	}
+	data = append(data, frame([]byte(`{"entries":[{"path":"late.md"}],"id":"ab"}`))...)
+	for _, id := range append(ids, "zz", "") {
+		want, wantOK := logRecord{}, false
+		for _, r := range readLog(data) {
+			if r.ID == id {
+				want, wantOK = r, true
+			}
+		}
+		got, ok := readLogCall(data, id)
+		if ok != wantOK || !reflect.DeepEqual(got.Entries, want.Entries) {
+			t.Errorf("%q: got %v %v, want %v %v", id, got.Entries, ok, want.Entries, wantOK)
 		}
 	}
 }

@@ -117,6 +117,39 @@ func (s *Store) logged() ([]logRecord, error) {
 	return recs, nil
 }
 
+// loggedCall is the entries of id's latest record in the log. It parses
+// only the records that can be id's, not the whole log (unless the parse
+// of a whole log is still fresh in the cache): a hook process, which
+// confirms one call and exits, would otherwise parse up to logLimit of
+// JSON for it.
+func (s *Store) loggedCall(id string) ([]Entry, bool, error) {
+	name := filepath.Join(s.dir, logName)
+	fi, err := os.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("history: %w", err)
+	}
+	s.cacheMu.Lock()
+	c := s.logCache
+	s.cacheMu.Unlock()
+	if c.fi != nil && os.SameFile(c.fi, fi) && c.fi.Size() == fi.Size() && c.fi.ModTime().Equal(fi.ModTime()) {
+		for i := len(c.recs) - 1; i >= 0; i-- {
+			if c.recs[i].ID == id {
+				return slices.Clone(c.recs[i].Entries), true, nil // the cache's own stays as read
+			}
+		}
+		return nil, false, nil
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, false, fmt.Errorf("history: %w", err)
+	}
+	r, found := readLogCall(data, id)
+	return r.Entries, found, nil
+}
+
 // logCache is the log as last parsed, and the file's state then.
 type logCache struct {
 	fi   os.FileInfo

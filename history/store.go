@@ -459,14 +459,12 @@ func (s *Store) Call(id string) ([]Entry, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("%q: %w", id, ErrUnknownID)
 	}
-	recs, err := s.logged()
+	es, found, err := s.loggedCall(id)
 	if err != nil {
 		return nil, err
 	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		if recs[i].ID == id {
-			return slices.Clone(recs[i].Entries), nil // the cache's own stays as read
-		}
+	if found {
+		return es, nil
 	}
 	packs, err := s.packs()
 	if err != nil {

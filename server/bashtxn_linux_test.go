@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,7 +167,8 @@ func TestWallTxnRenameInEditZone(t *testing.T) {
 }
 
 // TestOpenChecksOverlay: a state folder inside the vault can't hold an
-// overlay layer, and Open says so at start-up.
+// overlay layer, and Open says so at a server's start-up; a hook's or
+// exec's Open, which runs for every call, makes no layer to find out.
 func TestOpenChecksOverlay(t *testing.T) {
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
@@ -179,6 +182,14 @@ func TestOpenChecksOverlay(t *testing.T) {
 	cfg.StateDir, cfg.AuditPath = filepath.Join(vault, "state"), filepath.Join(vault, "state", "audit.jsonl")
 	var log bytes.Buffer
 	_, closeAll, err := Open(cfg, OpenOptions{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAll()
+	if _, err := os.Lstat(filepath.Join(VaultStateDir(cfg), "txn")); log.Len() != 0 || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a call's Open: log %q, layers folder: %v", log.String(), err)
+	}
+	_, closeAll, err = Open(cfg, OpenOptions{Log: &log, StartUp: true})
 	if err != nil {
 		t.Fatal(err)
 	}

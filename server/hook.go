@@ -197,9 +197,13 @@ func openHookSession(stateDir, sessionID string) (*hookSession, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("hook state folder: %w", err)
 	}
-	cleanOldSessions(dir)
 	sum := sha256.Sum256([]byte(sessionID))
 	name := filepath.Join(dir, hex.EncodeToString(sum[:16])+".json")
+	if _, err := os.Lstat(name); err != nil {
+		// A new session clears the old ones; the calls of a session that
+		// has its file don't walk the folder again.
+		cleanOldSessions(dir)
+	}
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("hook session state: %w", err)

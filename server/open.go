@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -96,6 +97,12 @@ func Open(cfg *config.Config, opt OpenOptions) (g *Gate, closeAll func(), err er
 			closeAll()
 			return nil, nil, err
 		}
+	}
+	if opt.StartUp && !opt.Dry {
+		log := cmp.Or[io.Writer](opt.Log, os.Stderr)
+		// A message for the person starting a server; a hook or exec call
+		// would pay for a layer made and removed on every call, and the
+		// call that needs the overlay fails with the same reason anyway.
 		checkOverlay(cfg, vault.StateDir, log)
 	}
 	if opt.StartUp && !opt.Dry {
@@ -134,7 +141,7 @@ func checkOverlay(cfg *config.Config, stateDir string, log io.Writer) {
 // lock (no call of another server is between its run and its commit),
 // and tells log what it did, if anything.
 func (g *Gate) sweep(log io.Writer) error {
-	if g.vault.StateDir == "" {
+	if g.vault.StateDir == "" || noLayers(g.vault.StateDir) {
 		return nil
 	}
 	unlock, err := g.lockVault()
@@ -156,6 +163,24 @@ func (g *Gate) sweep(log io.Writer) error {
 		fmt.Fprintf(log, "vaultgate: start-up: kept %s\n", f)
 	}
 	return nil
+}
+
+// noLayers reports whether the state folder holds no call layer at all,
+// looked at without the vault's lock: the common case, in which sweep has
+// nothing to do and need not wait for the lock. A layer made after the
+// look is a live call's, which sweep would leave alone anyway; any doubt
+// (an error) takes the locked path.
+func noLayers(stateDir string) bool {
+	f, err := os.Open(filepath.Join(stateDir, "txn"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return errors.Is(err, io.EOF)
 }
 
 // startUp clears what a killed server left: temporary files in the vault

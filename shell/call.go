@@ -278,7 +278,7 @@ func (a *analyzer) dispatch(st *state, c *cmdCall) {
 	if _, ok := builtins[name]; !ok {
 		a.programs[name] = true
 	}
-	h, ok := table[name]
+	h, ok := table()[name]
 	if !ok {
 		if why, ok := execPrograms[name]; ok {
 			a.exec(st, name, why, name)

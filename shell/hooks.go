@@ -639,7 +639,7 @@ func (a *analyzer) findExec(st *state, c *cmdCall, cmd []field, starts []field, 
 			}
 			args = append(args, f)
 		}
-		if _, known := table[baseName(name)]; !known {
+		if _, known := table()[baseName(name)]; !known {
 			a.programs[baseName(name)] = true
 			a.exec(st, "find", ProgramOption, "find -exec "+name)
 			return

@@ -31,7 +31,7 @@ func (o *optSpec) knows(name string) (known, valued bool) {
 // interpreter reads.
 func TestSpecsAreConsistent(t *testing.T) {
 	const valueEffects = readsValue | readsTree | writesValue | intoValue
-	for name, s := range table {
+	for name, s := range table() {
 		if s.builtin != nil {
 			continue
 		}
@@ -67,12 +67,12 @@ func TestSpecsAreConsistent(t *testing.T) {
 // A new command is one spec: this one, defined only here, deletes its
 // operands after a pattern, whole with -r, and writes a log named by -o.
 func TestSpecInterpreter(t *testing.T) {
-	table["frob"] = (&spec{
+	table()["frob"] = (&spec{
 		opts: options("rv", "o", "recursive output= verbose"),
 		does: does{"r recursive": subtree, "o output": writesValue},
 		args: []role{notPath, deletes}, // PATTERN FILE...
 	}).compile()
-	t.Cleanup(func() { delete(table, "frob") })
+	t.Cleanup(func() { delete(table(), "frob") })
 	vault := sampleVault(t)
 	for _, c := range []struct{ cmd, want string }{
 		{"frob x notes/a.md", "delete notes/a.md"},

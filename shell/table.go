@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // read is a command that reads each operand.
 func read(flags, valued, long string) *spec {
@@ -24,9 +27,18 @@ func stateBuiltin(fn func(a *analyzer, st *state, c *cmdCall)) *spec { return &s
 //     repeating (PATTERN FILE... is notPath, reads).
 //   - transfer: for SOURCE... DEST commands, what happens to each pair.
 //   - hook: only for syntax that is not options and operands.
-var table map[string]*compiled
+//
+// It is built on first use, not at package init: a hook call that judges
+// no bash (Write, Read, …) then never pays for compiling it.
+var tableOnce sync.Once
+var tableMap map[string]*compiled
 
-func init() {
+func table() map[string]*compiled {
+	tableOnce.Do(buildTable)
+	return tableMap
+}
+
+func buildTable() {
 	t := map[string]*compiled{}
 	add := func(s *spec, names ...string) {
 		c := s.compile()
@@ -372,5 +384,5 @@ func init() {
 		transfer: syncs,
 	}, "rsync")
 	add(&spec{raw: true, hook: findExpression}, "find") // [-H|-L|-P] START... EXPRESSION
-	table = t
+	tableMap = t
 }
