@@ -91,19 +91,36 @@ func Compile(d *config.DenyRule, opt Options) (*Rule, error) {
 // first needed (a set evaluates its rules together, and one alone only
 // when the set's list fails). It returns the parsed tree too.
 func check(d *config.DenyRule, opt Options) (*Rule, *cel.Ast, error) {
+	return checkParsed(d, opt, nil)
+}
+
+// checkParsed is check with the rule's tree as a parse kept from an
+// earlier process (parseCache), when kept is not nil. The tree is
+// type-checked like a fresh parse; one that fails is parsed and checked
+// again from the text, so that a rule's error is always its text's.
+func checkParsed(d *config.DenyRule, opt Options, kept *cel.Ast) (*Rule, *cel.Ast, error) {
 	e, err := env()
 	if err != nil {
 		return nil, nil, fmt.Errorf("CEL environment: %w", err)
 	}
-	parsed, iss := e.Parse(d.When)
-	if iss != nil && iss.Err() != nil {
-		return nil, nil, compileError(d, iss.Errors())
+	parsed := kept
+	var iss *cel.Issues
+	if parsed == nil {
+		if parsed, iss = e.Parse(d.When); iss != nil && iss.Err() != nil {
+			return nil, nil, compileError(d, iss.Errors())
+		}
 	}
 	ast, iss := e.Check(parsed)
 	if iss != nil && iss.Err() != nil {
+		if kept != nil {
+			return checkParsed(d, opt, nil)
+		}
 		return nil, nil, compileError(d, iss.Errors())
 	}
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) {
+		if kept != nil {
+			return checkParsed(d, opt, nil)
+		}
 		return nil, nil, &Error{Rule: d, Line: 1, Col: 1, Msg: fmt.Sprintf("when is of type %s, not bool: it must say true (deny) or false", t)}
 	}
 	r := &Rule{Decl: d, ast: ast, opt: opt}

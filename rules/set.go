@@ -54,6 +54,12 @@ const maxBounded = 4096
 // CompileSet compiles an agent's rules, in order, stopping at the first
 // error.
 func CompileSet(decl []config.DenyRule, opt Options) (*Set, error) {
+	return compileSet(decl, opt, nil)
+}
+
+// compileSet is CompileSet taking the rules' parses from c, where it has
+// them, and giving it the ones it had not.
+func compileSet(decl []config.DenyRule, opt Options, c *parseCache) (*Set, error) {
 	s := &Set{opt: opt}
 	e, err := env()
 	if err != nil {
@@ -62,10 +68,11 @@ func CompileSet(decl []config.DenyRule, opt Options) (*Set, error) {
 	var bounded, tracked []int
 	parsed := make([]celast.Expr, len(decl))
 	for i := range decl {
-		r, p, err := check(&decl[i], opt)
+		r, p, err := checkParsed(&decl[i], opt, c.tree(i))
 		if err != nil {
 			return nil, err
 		}
+		c.keep(i, p)
 		parsed[i] = p.NativeRep().Expr()
 		s.Rules = append(s.Rules, r)
 		if est, err := e.EstimateCost(r.ast, sizes{}); err == nil && est.Max <= CostLimit {

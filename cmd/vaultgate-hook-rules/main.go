@@ -21,6 +21,7 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	hookcmd.Rules = rules.Chain
+	hookcmd.RulesIn = rules.CachedChain // the hook keeps the rules' parses in the state folder
 	fs := flag.NewFlagSet("vaultgate-hook-rules", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f hookcmd.Flags

@@ -155,6 +155,11 @@ func (h *hook) deny(format string, args ...any) int {
 // hands a call of an agent with rules to vaultgate-hook-rules beside it.
 var Rules server.RuleCompiler
 
+// RulesIn, when set, is Rules keeping what it can between hook processes
+// in the config's state folder (rules.CachedChain); it is used instead of
+// Rules.
+var RulesIn func(stateDir string) server.RuleCompiler
+
 func (h *hook) judge(stdin io.Reader) int {
 	if h.flags.Config == "" {
 		return h.deny("no --config given")
@@ -169,7 +174,11 @@ func (h *hook) judge(stdin io.Reader) int {
 	if p == nil {
 		return h.deny("no agent %q in the config", h.flags.Agent)
 	}
-	if len(p.Rules) > 0 && Rules == nil {
+	compile := Rules
+	if RulesIn != nil {
+		compile = RulesIn(cfg.StateDir)
+	}
+	if len(p.Rules) > 0 && compile == nil {
 		return h.handOff(stdin)
 	}
 	data, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
@@ -193,7 +202,7 @@ func (h *hook) judge(stdin io.Reader) int {
 	if h.flags.Exec != "" {
 		helper = sandbox.HelperFor(h.flags.Exec)
 	}
-	g, closeAll, err := server.Open(cfg, server.OpenOptions{Agents: []string{p.Name}, Rules: Rules, WallHelper: helper})
+	g, closeAll, err := server.Open(cfg, server.OpenOptions{Agents: []string{p.Name}, Rules: compile, WallHelper: helper})
 	if err != nil {
 		return h.deny("%v", err)
 	}
