@@ -56,8 +56,9 @@ func (s *stdioServer) read(b *testing.B, want string) {
 // machine slows each alike: vaultgate serve (zones, rules, the audit line
 // on disk; history keeps nothing for a read), the floor (interop/readfloor:
 // mcp-go and a file read, nothing else), and the MCP reference filesystem
-// server (node, from interop/ts) where it is installed. Reported: each
-// one's median in µs, and vaultgate's and the reference server's ratio to
+// server (node, from interop/ts) where it is installed, starting each round
+// with the next one. Reported: each one's median in µs, and vaultgate's
+// and the reference server's ratio to
 // the floor, of the medians.
 //
 //	go test ./interop -run '^$' -bench StdioRead4K -benchtime 2000x -count 3
@@ -92,9 +93,12 @@ func BenchmarkStdioRead4K(b *testing.B) {
 		s.read(b, note)
 		s.times = nil
 	}
-	for b.Loop() {
-		for _, s := range servers {
-			s.read(b, note)
+	// The order turns each round: a server's call is slowed by whatever
+	// the one before it leaves running (node's collector, say), so each
+	// follows each of the others equally often.
+	for round := 0; b.Loop(); round++ {
+		for i := range servers {
+			servers[(round+i)%len(servers)].read(b, note)
 		}
 	}
 	med := func(s *stdioServer) float64 {
