@@ -669,7 +669,10 @@ func lastCap() int {
 // dropBounding empties the bounding set and locks root out of gaining
 // capabilities on exec, while CAP_SETPCAP is still held.
 func dropBounding() error {
-	for c := 0; c <= lastCap(); c++ {
+	// Read the last capability once: it was read per bit, 41 opens of
+	// /proc on every walled call.
+	last := lastCap()
+	for c := 0; c <= last; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
 		}
