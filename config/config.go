@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -111,7 +113,10 @@ const DefaultAgent = "default"
 
 // Config is a loaded, validated configuration.
 type Config struct {
-	File      string // the config file, absolute; "" for the default policy
+	File string // the config file, absolute; "" for the default policy
+	// Digest is the hex sha256 of the file's bytes as they were read: two
+	// processes with the same Digest judge by the same config.
+	Digest    string
 	Vault     string // absolute, cleaned
 	AuditPath string // absolute
 	StateDir  string // absolute: the folder of the audit log
@@ -243,7 +248,13 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, &Error{File: path, Err: err}
 	}
-	return parse(abs, string(data))
+	cfg, err := parse(abs, string(data))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	cfg.Digest = hex.EncodeToString(sum[:])
+	return cfg, nil
 }
 
 // Default returns the policy used by `serve --vault DIR` with no config: the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/hookcmd"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/transport"
 )
@@ -68,6 +69,11 @@ func serveStdio(cfg *config.Config) int {
 		return openFailed(err)
 	}
 	defer closeAll()
+	errLog := log.New(os.Stderr, "vaultgate: ", 0)
+	// Claude Code's hook for an agent with rules asks this server, which
+	// has them compiled, rather than start CEL in a process of its own.
+	judge := hookcmd.ListenWarm(g, cfg, errLog)
+	defer judge.Close()
 	p := cfg.Policy(config.DefaultAgent)
 	session := &policy.Session{ID: "stdio-" + audit.NewID(), Agent: p.Name, State: policy.NewState()}
 	if id := claudeSession(os.Getenv("CLAUDE_CODE_SESSION_ID")); id != "" {
@@ -85,7 +91,6 @@ func serveStdio(cfg *config.Config) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	errLog := log.New(os.Stderr, "vaultgate: ", 0)
 	if err := transport.ServeStdio(ctx, g, p, session, os.Stdin, os.Stdout, errLog); err != nil && ctx.Err() == nil {
 		return fail(1, "%v", err)
 	}

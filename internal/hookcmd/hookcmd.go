@@ -121,6 +121,12 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 // or a check that outlives Budget is a deny like any other failure.
 func Run(f Flags, stdin io.Reader, stdout, stderr io.Writer) int {
 	h := &hook{flags: f, stdout: stdout, stderr: stderr}
+	return h.guard(func() int { return h.judge(stdin) })
+}
+
+// guard runs judge within Budget: a panic or a check that outlives it is
+// a deny like any other failure.
+func (h *hook) guard(judge func() int) int {
 	done := make(chan int, 1)
 	go func() {
 		defer func() {
@@ -128,7 +134,7 @@ func Run(f Flags, stdin io.Reader, stdout, stderr io.Writer) int {
 				done <- h.deny("internal error: %v", p)
 			}
 		}()
-		done <- h.judge(stdin)
+		done <- judge()
 	}()
 	select {
 	case code := <-done:
@@ -174,6 +180,11 @@ func (h *hook) judge(stdin io.Reader) int {
 	if p == nil {
 		return h.deny("no agent %q in the config", h.flags.Agent)
 	}
+	// A server that loaded this very config answers faster than this
+	// process could open the vault, let alone start CEL (see warm.go).
+	if c := dialWarm(cfg, p.Name); c != nil {
+		return h.askWarm(c, stdin)
+	}
 	compile := Rules
 	if RulesIn != nil {
 		compile = RulesIn(cfg.StateDir)
@@ -192,22 +203,32 @@ func (h *hook) judge(stdin io.Reader) int {
 	if err != nil {
 		return h.deny("%v", err)
 	}
-	if judged := tools.JudgedDespiteAllow(p.Hook.Allow); len(judged) > 0 {
-		fmt.Fprintf(h.stderr, "vaultgate hook: warning: [hook] allow matches %s, which the hook judges itself; allow never switches their checks off\n", strings.Join(judged, ", "))
-	}
 	// The hook never runs bash, but probes the wall that vaultgate exec
 	// will raise, with exec's helper. Only this agent's rules are
 	// compiled: an agent without any builds no CEL environment.
-	var helper string
-	if h.flags.Exec != "" {
-		helper = sandbox.HelperFor(h.flags.Exec)
-	}
-	g, closeAll, err := server.Open(cfg, server.OpenOptions{Agents: []string{p.Name}, Rules: compile, WallHelper: helper})
+	g, closeAll, err := server.Open(cfg, server.OpenOptions{Agents: []string{p.Name}, Rules: compile, WallHelper: h.helper()})
 	if err != nil {
 		return h.deny("%v", err)
 	}
 	defer closeAll()
-	if helper != "" && in.ToolName == "Bash" && !in.After() && p.Bash.Enabled && p.Bash.Wall != config.WallOff {
+	return h.answer(g, cfg, p, in)
+}
+
+// helper is the wall's helper of the exec command Bash will run through.
+func (h *hook) helper() string {
+	if h.flags.Exec == "" {
+		return ""
+	}
+	return sandbox.HelperFor(h.flags.Exec)
+}
+
+// answer judges the parsed call with g and writes the answer: the hook
+// process's own gate, or a server's for its warm judge.
+func (h *hook) answer(g *server.Gate, cfg *config.Config, p *config.Policy, in *server.HookInput) int {
+	if judged := tools.JudgedDespiteAllow(p.Hook.Allow); len(judged) > 0 {
+		fmt.Fprintf(h.stderr, "vaultgate hook: warning: [hook] allow matches %s, which the hook judges itself; allow never switches their checks off\n", strings.Join(judged, ", "))
+	}
+	if helper := h.helper(); helper != "" && in.ToolName == "Bash" && !in.After() && p.Bash.Enabled && p.Bash.Wall != config.WallOff {
 		rememberProbe(cfg.StateDir, helper)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)

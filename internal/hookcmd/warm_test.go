@@ -1,0 +1,211 @@
+//go:build linux
+
+package hookcmd
+
+import (
+	"bytes"
+	"io"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/rules"
+	"github.com/vaultgate/vaultgate/server"
+)
+
+const draftsRule = `
+[[rules.deny]]
+name   = "drafts_are_mine"
+when   = 'effect.path.startsWith("drafts/")'
+reason = "drafts/ is the person's own"
+`
+
+// ruledVault is vault with one [[rules.deny]] rule in its config.
+func ruledVault(t *testing.T) (dir, cfgPath string) {
+	t.Helper()
+	dir, cfgPath = vault(t)
+	f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(draftsRule)
+	f.Close()
+	return dir, cfgPath
+}
+
+// startJudge opens the config's gate as serve does and starts its warm judge.
+func startJudge(t *testing.T, cfgPath string) *WarmJudge {
+	t.Helper()
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, closeAll, err := server.Open(cfg, server.OpenOptions{Rules: rules.Chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeAll)
+	w := ListenWarm(g, cfg, log.New(io.Discard, "", 0))
+	t.Cleanup(w.Close)
+	return w
+}
+
+type hookCase struct {
+	name, stdin, want string
+}
+
+func hookCases(dir string) []hookCase {
+	return []hookCase{
+		{"read allowed", input(dir, "Read", map[string]any{"file_path": filepath.Join(dir, "Welcome.md")}), `"permissionDecision":"allow"`},
+		{"rule denies", input(dir, "Write", map[string]any{"file_path": filepath.Join(dir, "drafts/x.md"), "content": "x"}), "drafts/ is the person's own"},
+		{"zone denies", input(dir, "Write", map[string]any{"file_path": filepath.Join(dir, "мета/x.md"), "content": "x"}), `"permissionDecision":"deny"`},
+	}
+}
+
+func runHook(t *testing.T, cfgPath, stdin string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(Flags{Config: cfgPath, Agent: "default"}, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// The lean hook (no CEL) has a server's warm judge answer, and answers as
+// a hook with CEL does; without a judge it hands the call on.
+func TestWarmJudge(t *testing.T) {
+	dir, cfgPath := ruledVault(t)
+	// Without a judge, the lean hook can only hand the call on (here,
+	// where stdin is no file, that is a deny that says so).
+	if code, _, errOut := runHook(t, cfgPath, hookCases(dir)[0].stdin); code != ExitDenied || !strings.Contains(errOut, "can't evaluate") {
+		t.Fatalf("no judge: exit %d, %q", code, errOut)
+	}
+
+	w := startJudge(t, cfgPath)
+	for i, c := range hookCases(dir) {
+		code, out, errOut := runHook(t, cfgPath, c.stdin)
+		if code != ExitAnswered || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d, out %q, err %q; want %q", c.name, code, out, errOut, c.want)
+		}
+		if w.Answered() != i+1 {
+			t.Errorf("%s: the judge answered %d calls, want %d", c.name, w.Answered(), i+1)
+		}
+	}
+
+	// The same calls judged cold, by a hook with CEL, give the same answers.
+	w.Close()
+	Rules = rules.Chain
+	for _, c := range hookCases(dir) {
+		code, out, _ := runHook(t, cfgPath, c.stdin)
+		if code != ExitAnswered || !strings.Contains(out, c.want) {
+			t.Errorf("cold %s: exit %d, out %q; want %q", c.name, code, out, c.want)
+		}
+	}
+	Rules = nil
+	if w.Answered() != 3 {
+		t.Errorf("the cold hook asked the judge: %d answers", w.Answered())
+	}
+
+	// An edited config is another config: the judge that loaded the old
+	// one is not asked.
+	w = startJudge(t, cfgPath)
+	f, _ := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("\n# edited\n")
+	f.Close()
+	if code, _, errOut := runHook(t, cfgPath, hookCases(dir)[0].stdin); code != ExitDenied || !strings.Contains(errOut, "can't evaluate") || w.Answered() != 0 {
+		t.Errorf("edited config: exit %d, %q, %d answers", code, errOut, w.Answered())
+	}
+}
+
+// A judge that closes its socket leaves nothing behind; one that a second
+// server would duplicate stays the one that answers.
+func TestWarmJudgeSockets(t *testing.T) {
+	dir, cfgPath := ruledVault(t)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := warmSocket(cfg, "default")
+	if sock == "" {
+		t.Fatal("no socket name")
+	}
+
+	// A socket file left by a server that died is taken over.
+	os.MkdirAll(filepath.Dir(sock), 0o700)
+	dead, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.SetUnlinkOnClose(false)
+	dead.Close()
+
+	first := startJudge(t, cfgPath)
+	if len(first.socks) != 1 {
+		t.Fatalf("the judge did not take the dead socket's place: %v", first)
+	}
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket mode: %v %v", fi, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(sock)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("socket folder mode: %v %v", fi, err)
+	}
+	second := startJudge(t, cfgPath)
+	if len(second.socks) != 0 {
+		t.Fatalf("a second server took a live judge's socket")
+	}
+	second.Close()
+	if code, out, _ := runHook(t, cfgPath, hookCases(dir)[1].stdin); code != ExitAnswered || !strings.Contains(out, "drafts/") || first.Answered() != 1 {
+		t.Fatalf("after the second closed: exit %d, %q, %d answers", code, out, first.Answered())
+	}
+	first.Close()
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("the socket is still there after Close: %v", err)
+	}
+}
+
+// Once connected, a hook never falls back: a judge that hangs up, or
+// answers nonsense, is a deny.
+func TestWarmJudgeBroken(t *testing.T) {
+	dir, cfgPath := ruledVault(t)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := warmSocket(cfg, "default")
+	os.MkdirAll(filepath.Dir(sock), 0o700)
+	for _, reply := range []string{"", "not json", `{"code":0,"stdout":"e3`, `{"code":7}`} {
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, c)
+			io.WriteString(c, reply)
+			c.Close()
+		}()
+		code, out, errOut := runHook(t, cfgPath, hookCases(dir)[0].stdin)
+		ln.Close()
+		if code != ExitDenied || out != "" || !strings.Contains(errOut, "warm judge") {
+			t.Errorf("judge replying %q: exit %d, out %q, err %q; want a deny naming the warm judge", reply, code, out, errOut)
+		}
+	}
+}
+
+// An agent without rules is answered by the judge too: it saves the hook
+// opening the vault, the audit log and the history.
+func TestWarmJudgeWithoutRules(t *testing.T) {
+	dir, cfgPath := vault(t)
+	w := startJudge(t, cfgPath)
+	for i, c := range []hookCase{hookCases(dir)[0], hookCases(dir)[2]} {
+		code, out, errOut := runHook(t, cfgPath, c.stdin)
+		if code != ExitAnswered || !strings.Contains(out, c.want) || w.Answered() != i+1 {
+			t.Errorf("%s: exit %d, out %q, err %q, %d answers; want %q from the judge", c.name, code, out, errOut, w.Answered(), c.want)
+		}
+	}
+}
