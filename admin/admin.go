@@ -38,6 +38,10 @@ type Options struct {
 	// Token is the bearer token every /api/ request must carry; New
 	// refuses an empty or short one.
 	Token string
+	// Index is the file the panel keeps its index of the log in between
+	// starts (IndexFile of the state folder), so that a restart reads only
+	// what was appended; "" keeps it in memory only.
+	Index string
 	// Now is the clock for --since durations; nil is time.Now.
 	Now func() time.Time
 	// Heartbeat is how often the live stream sends a comment to keep
@@ -52,6 +56,22 @@ type Server struct {
 	static http.Handler
 	mux    *http.ServeMux
 	ix     *index
+	// started is closed once the index is loaded or built and saved.
+	started chan struct{}
+}
+
+// Close keeps the index for the next start (when Options.Index names a
+// file) and closes the log's files. The server must not be used after.
+func (s *Server) Close() error {
+	<-s.started
+	var err error
+	if s.opt.Index != "" {
+		err = s.ix.save(s.opt.Index)
+	}
+	s.ix.mu.Lock()
+	defer s.ix.mu.Unlock()
+	s.ix.reset()
+	return err
 }
 
 // New returns the panel for opt.Log. It fails without a usable token: the
@@ -77,12 +97,24 @@ func New(opt Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opt: opt, digest: sha256.Sum256([]byte(opt.Token)), static: http.FileServerFS(sub), ix: newIndex(opt.Log)}
-	// Build the index now, so the first page need not wait for all of it;
-	// a request before it is done waits for the rest.
+	// Load or build the index now, so the first page need not wait for all
+	// of it; a request before it is done waits for the rest.
 	s.ix.mu.Lock() // taken here, so that every request comes after the build
+	s.ix.indexFile = opt.Index
+	s.started = make(chan struct{})
 	go func() {
-		defer s.ix.mu.Unlock()
+		defer close(s.started)
+		if opt.Index != "" {
+			if err := s.ix.load(opt.Index); err != nil {
+				s.ix.loadErr = err
+				s.ix.reset()
+			}
+		}
 		s.ix.refresh()
+		s.ix.mu.Unlock()
+		if opt.Index != "" {
+			s.ix.save(opt.Index) // a cache: failing to keep it costs the next start time, nothing else
+		}
 	}()
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /api/records", s.authed(s.records))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -111,6 +112,7 @@ type entry struct {
 	n             int32 // the line's length, without its newline
 	off           int64 // where it starts in its file
 	text, textEnd uint32
+	sum           uint32 // the line's CRC-32C, to know it again when read back
 }
 
 // interner numbers strings; 0 is "".
@@ -297,6 +299,23 @@ type index struct {
 	strs    interner
 	damaged error // the first line that is not a record
 	lastSeq int64
+
+	scanned int64 // bytes of the log read into the index, since it was loaded or last started over
+	savedAt int64 // scanned when the index file was last written
+	saving  bool
+	stale   bool // a line read back was not what was indexed: start over
+
+	indexFile string // where it is kept between starts; "" nowhere
+	loadErr   error  // why the kept index was not taken, if it was not
+}
+
+// reset empties the index, to read the log again from its start.
+func (ix *index) reset() {
+	for _, f := range ix.files {
+		f.f.Close()
+	}
+	ix.files, ix.entries, ix.arena, ix.strs = nil, nil, nil, interner{}
+	ix.damaged, ix.lastSeq, ix.scanned, ix.savedAt, ix.stale = nil, 0, 0, -1, false
 }
 
 func newIndex(path string) *index { return &index{path: path} }
@@ -305,6 +324,9 @@ func newIndex(path string) *index { return &index{path: path} }
 // Files are known by their identity, not their name: the current file is
 // renamed when the log rotates, and is then read on under its new name.
 func (ix *index) refresh() error {
+	if ix.stale {
+		ix.reset()
+	}
 	names, err := audit.Files(ix.path)
 	if err != nil {
 		return err
@@ -341,14 +363,26 @@ func (ix *index) refresh() error {
 			ix.files = append(ix.files, f)
 		}
 		f.name = n
+		if st.Size() < f.done {
+			// Cut short: what was indexed is no longer all there.
+			ix.reset()
+			return ix.refresh()
+		}
 		if st.Size() > f.done {
 			if err := ix.scan(f, n == ix.path); err != nil {
 				return err
 			}
 		}
 	}
+	if ix.indexFile != "" && !ix.saving && ix.scanned-ix.savedAt > saveEvery {
+		go ix.save(ix.indexFile) // after the request: it waits for mu
+	}
 	return nil
 }
+
+// saveEvery is how much newly read log makes the panel keep its index
+// again while it runs.
+const saveEvery = 64 << 20
 
 // scanChunk is how much of a file is read at once.
 const scanChunk = 8 << 20
@@ -381,6 +415,7 @@ func (ix *index) scan(f *idxFile, current bool) error {
 		ix.addLines(f, fileNo, buf[:end])
 		rest := have - end
 		f.done += int64(end)
+		ix.scanned += int64(end)
 		if n == 0 || err == io.EOF {
 			if rest > 0 && !current && ix.damaged == nil {
 				ix.damaged = &audit.LineError{File: f.name, Line: f.lines + 1, Err: errors.New("torn line: no newline at the end")}
@@ -437,12 +472,12 @@ func (ix *index) addLines(f *idxFile, fileNo int32, chunk []byte) {
 		if k+1 < len(starts) {
 			end = starts[k+1] - 1
 		}
-		ix.add(p, fileNo, base+int64(starts[k]), int32(end-starts[k]))
+		ix.add(p, fileNo, base+int64(starts[k]), chunk[starts[k]:end])
 	}
 }
 
-func (ix *index) add(p parsed, fileNo int32, off int64, n int32) {
-	e := entry{summary: p.sum, file: fileNo, off: off, n: n}
+func (ix *index) add(p parsed, fileNo int32, off int64, line []byte) {
+	e := entry{summary: p.sum, file: fileNo, off: off, n: int32(len(line)), sum: crc32.Checksum(line, crcTable)}
 	e.session, e.agent, e.via = ix.strs.id(p.session), ix.strs.id(p.agent), ix.strs.id(p.via)
 	e.tool, e.rule, e.path = ix.strs.id(p.tool), ix.strs.id(p.rule), ix.strs.id(p.path)
 	e.text = uint32(len(ix.arena))
@@ -458,6 +493,10 @@ func (ix *index) record(e *entry) (audit.Record, error) {
 	buf := make([]byte, e.n)
 	if _, err := ix.files[e.file].f.ReadAt(buf, e.off); err != nil {
 		return r, fmt.Errorf("admin: read %s: %w", ix.files[e.file].name, err)
+	}
+	if crc32.Checksum(buf, crcTable) != e.sum {
+		ix.stale = true
+		return r, fmt.Errorf("admin: %s changed under the panel: it reads the log again", ix.files[e.file].name)
 	}
 	err := json.Unmarshal(buf, &r)
 	return r, err

@@ -72,11 +72,12 @@ loopback; any other host works but prints a warning.`,
 					return fail(exitUsage, "%v", err)
 				}
 			}
-			hist, cfgPath, err := src.historyDir(path)
+			state, cfgPath, err := src.stateDir(path)
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
-			panel, err := admin.New(admin.Options{Log: path, Token: token, History: hist, Config: cfgPath})
+			panel, err := admin.New(admin.Options{Log: path, Token: token, History: history.Dir(state), Config: cfgPath,
+				Index: admin.IndexFile(state, path)})
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
@@ -85,10 +86,11 @@ loopback; any other host works but prints a warning.`,
 	})
 }
 
-// historyDir is where the panel reads diffs from: the config's state
-// folder, or else the audit log's own folder (the state folder is the
-// log's). cfgPath is the config as the undo line names it, absolute.
-func (s *logSource) historyDir(logPath string) (dir, cfgPath string, err error) {
+// stateDir is the folder the panel reads diffs from (its history) and
+// keeps its index in: the config's state folder, or else the audit log's
+// own folder (the state folder is the log's). cfgPath is the config as
+// the undo line names it, absolute.
+func (s *logSource) stateDir(logPath string) (dir, cfgPath string, err error) {
 	if s.config != "" {
 		cfg, err := config.Load(s.config)
 		if err != nil {
@@ -97,13 +99,13 @@ func (s *logSource) historyDir(logPath string) (dir, cfgPath string, err error) 
 		if cfgPath, err = filepath.Abs(s.config); err != nil {
 			return "", "", err
 		}
-		return history.Dir(cfg.StateDir), cfgPath, nil
+		return cfg.StateDir, cfgPath, nil
 	}
 	abs, err := filepath.Abs(logPath)
 	if err != nil {
 		return "", "", err
 	}
-	return history.Dir(filepath.Dir(abs)), "", nil
+	return filepath.Dir(abs), "", nil
 }
 
 // adminToken reads the panel's token from the file, or else the
@@ -176,7 +178,11 @@ func serveAdmin(panel *admin.Server, addr, logPath string) int {
 			srv.Close() // live streams do not end by themselves
 		}
 	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err = srv.Serve(ln)
+	if cerr := panel.Close(); cerr != nil {
+		fmt.Fprintf(stderr, "vaultgate: could not keep the panel's index (the next start reads the log again): %v\n", cerr)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fail(1, "%v", err)
 	}
 	return exitOK

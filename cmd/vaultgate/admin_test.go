@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vaultgate/vaultgate/admin"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/history"
 )
@@ -103,15 +104,20 @@ func TestAdminHistoryDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, cfgPath, err := (&logSource{config: cfg}).historyDir(loaded.AuditPath)
+	dir, cfgPath, err := (&logSource{config: cfg}).stateDir(loaded.AuditPath)
 	absCfg, _ := filepath.Abs(cfg)
-	if err != nil || dir != history.Dir(loaded.StateDir) || cfgPath != absCfg {
+	if err != nil || history.Dir(dir) != history.Dir(loaded.StateDir) || cfgPath != absCfg {
 		t.Errorf("--config: %q %q %v", dir, cfgPath, err)
 	}
 	elsewhere := filepath.Join(t.TempDir(), "logs", "audit.jsonl")
-	dir, cfgPath, err = (&logSource{file: elsewhere}).historyDir(elsewhere)
-	if err != nil || dir != filepath.Join(filepath.Dir(elsewhere), "history") || cfgPath != "" {
+	dir, cfgPath, err = (&logSource{file: elsewhere}).stateDir(elsewhere)
+	if err != nil || history.Dir(dir) != filepath.Join(filepath.Dir(elsewhere), "history") || cfgPath != "" {
 		t.Errorf("--audit: %q %q %v", dir, cfgPath, err)
+	}
+	// The index the panel keeps is in the state folder, never in the vault.
+	if ix := admin.IndexFile(loaded.StateDir, loaded.AuditPath); !strings.HasPrefix(ix, loaded.StateDir+string(filepath.Separator)) ||
+		strings.HasPrefix(ix, loaded.Vault+string(filepath.Separator)) {
+		t.Errorf("the index file %s is not in the state folder %s", ix, loaded.StateDir)
 	}
 	if out, _, _ := runCLI(t, "admin", "--help"); !strings.Contains(out, "audit log's folder") {
 		t.Errorf("admin --help does not say where the history is read from:\n%s", out)
