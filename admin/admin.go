@@ -71,6 +71,7 @@ func (s *Server) Close() error {
 	s.ix.mu.Lock()
 	defer s.ix.mu.Unlock()
 	s.ix.reset()
+	s.ix.closed = true
 	return err
 }
 

@@ -14,6 +14,9 @@
 // panel starts and read on from where it stopped before each request,
 // across rotations. A page is the index filtered, then only its lines
 // read back by offset; BenchmarkPanel measures it over a million lines.
+// The index is kept between starts in the state folder (persist.go,
+// Options.Index), checked against the log before it is taken, so that a
+// restart reads only what was appended.
 //
 // # Authentication
 //

@@ -304,6 +304,7 @@ type index struct {
 	savedAt int64 // scanned when the index file was last written
 	saving  bool
 	stale   bool // a line read back was not what was indexed: start over
+	closed  bool // the server is closed: nothing more is kept
 
 	indexFile string // where it is kept between starts; "" nowhere
 	loadErr   error  // why the kept index was not taken, if it was not

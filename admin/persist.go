@@ -433,7 +433,7 @@ func openMarked(m fileMark, byID map[[2]uint64]string) (*idxFile, error) {
 // to encode, not to write.
 func (ix *index) save(file string) error {
 	ix.mu.Lock()
-	if ix.saving || ix.scanned == ix.savedAt {
+	if ix.saving || ix.closed || ix.scanned == ix.savedAt {
 		ix.mu.Unlock()
 		return nil
 	}
