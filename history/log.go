@@ -2,7 +2,9 @@ package history
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 )
 
 // The log is where a call's entries and the bodies it kept go first: one
@@ -21,7 +24,7 @@ import (
 // the call's path.
 //
 // A record is framed: magic, payload length, CRC-32C of the payload, then
-// the payload (JSON). Writers append whole frames with one write on a
+// the payload (JSON, then the bodies raw: see encode). Writers append whole frames with one write on a
 // file opened O_APPEND, so the frames of several processes never
 // interleave; a frame cut short by a crash or a full disk is skipped, and
 // reading resumes at the next magic. A later record of a call replaces
@@ -80,7 +83,7 @@ func frame(payload []byte) []byte {
 // appendLog writes r as one frame; durable flushes it, so that when it
 // returns nil the record survives a power cut.
 func (s *Store) appendLog(r *logRecord, durable bool) error {
-	payload, err := json.Marshal(r)
+	payload, err := r.encode()
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
@@ -93,6 +96,65 @@ func (s *Store) appendLog(r *logRecord, durable bool) error {
 		}
 	}
 	return nil
+}
+
+// encode is the record's payload: its id and entries as JSON, then each
+// body raw (sha256, 32 bytes; length, 4 bytes; the body), which spares the
+// base64 of JSON and its escaping on every call's path.
+func (r *logRecord) encode() ([]byte, error) {
+	head, err := json.Marshal(struct {
+		ID      string  `json:"id"`
+		Entries []Entry `json:"entries"`
+	}{r.ID, r.Entries})
+	if err != nil {
+		return nil, err
+	}
+	n := len(head)
+	for _, b := range r.Bodies {
+		n += sha256.Size + 4 + len(b)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, head...)
+	sums := make([]string, 0, len(r.Bodies))
+	for sum := range r.Bodies {
+		sums = append(sums, sum)
+	}
+	sort.Strings(sums)
+	for _, sum := range sums {
+		raw, err := hex.DecodeString(sum)
+		if err != nil || len(raw) != sha256.Size {
+			return nil, fmt.Errorf("bad body name %q", sum)
+		}
+		out = append(out, raw...)
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.Bodies[sum])))
+		out = append(out, r.Bodies[sum]...)
+	}
+	return out, nil
+}
+
+// decodeRecord reads a payload as encode writes it, or as JSON whole with
+// the bodies in base64 (the log's first format, still read).
+func decodeRecord(payload []byte) (logRecord, bool) {
+	var r logRecord
+	d := json.NewDecoder(bytes.NewReader(payload))
+	if d.Decode(&r) != nil || !validID(r.ID) {
+		return logRecord{}, false
+	}
+	rest := payload[d.InputOffset():]
+	for len(rest) > 0 {
+		if len(rest) < sha256.Size+4 {
+			return logRecord{}, false
+		}
+		n := binary.LittleEndian.Uint32(rest[sha256.Size:])
+		if uint64(n) > uint64(len(rest)-sha256.Size-4) {
+			return logRecord{}, false
+		}
+		// A copy, as json.Unmarshal makes: the caller's buffer may not last.
+		body := bytes.Clone(rest[sha256.Size+4 : sha256.Size+4+int(n)])
+		r.add(hex.EncodeToString(rest[:sha256.Size]), body)
+		rest = rest[sha256.Size+4+int(n):]
+	}
+	return r, true
 }
 
 // readLog returns every whole record in data, skipping what is not one.
@@ -109,8 +171,7 @@ func readLog(data []byte) []logRecord {
 			data = nextFrame(data)
 			continue
 		}
-		var r logRecord
-		if json.Unmarshal(data[frameHead:frameHead+n], &r) == nil && validID(r.ID) {
+		if r, ok := decodeRecord(data[frameHead : frameHead+n]); ok {
 			out = append(out, r)
 		}
 		data = data[frameHead+n:]
@@ -144,8 +205,7 @@ func readLogCall(data []byte, id string) (logRecord, bool) {
 		if !bytes.HasPrefix(payload, mine) && bytes.HasPrefix(payload, anyID) {
 			continue
 		}
-		var r logRecord
-		if json.Unmarshal(payload, &r) == nil && validID(r.ID) && r.ID == id {
+		if r, ok := decodeRecord(payload); ok && r.ID == id {
 			last, found = r, true
 		}
 	}

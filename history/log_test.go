@@ -386,3 +386,73 @@ func TestReadLogCallLikeReadLog(t *testing.T) {
 		}
 	}
 }
+
+// TestLogFirstFormatIsRead: a log written before bodies went raw (the
+// whole record JSON, bodies in base64) still gives its entries and its
+// pre-images, beside records in the new form, and seals into a pack.
+func TestLogFirstFormatIsRead(t *testing.T) {
+	vault, state, s := logStore(t, Options{})
+	s.Close()
+	old := []byte("kept the first way\n")
+	rec := &logRecord{ID: "old-1", Entries: []Entry{{ID: "old-1", Op: "modify", Path: "a.md", State: Applied,
+		Before: State{Exists: true, Kind: KindFile, Mode: 0o644, SHA256: sha(old), Size: int64(len(old))}}},
+		Bodies: map[string][]byte{sha(old): old}}
+	payload, err := json.Marshal(rec) // as the log was written before
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(Dir(state), logName), frame(payload), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openAt(t, vault, state, Options{})
+	newBody := []byte("kept the new way\n")
+	put(t, vault, "b.md", newBody)
+	c, err := s2.Begin("new-1", Meta{Tool: "write"}, []Target{{Op: "modify", Path: "b.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Done(); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		for id, body := range map[string][]byte{"old-1": old, "new-1": newBody} {
+			es, err := s2.Call(id)
+			if err != nil || len(es) != 1 || es[0].Before.SHA256 != sha(body) {
+				t.Fatalf("%s: %s: %+v, %v", when, id, es, err)
+			}
+			if got := readBlob(t, s2, sha(body)); got != string(body) {
+				t.Fatalf("%s: %s: pre-image %q", when, id, got)
+			}
+		}
+	}
+	check("in the log")
+	if ok, err := s2.tryExclusive(s2.seal); !ok || err != nil {
+		t.Fatalf("seal: %v %v", ok, err)
+	}
+	check("in a pack")
+}
+
+// TestRecordEncodingRoundTrips: bodies come back as they went, empty ones
+// too, and a payload whose raw part is cut or padded is no record.
+func TestRecordEncodingRoundTrips(t *testing.T) {
+	a, b := []byte("a\x00\xff body"), []byte{}
+	r := &logRecord{ID: "c-1", Entries: []Entry{{Path: "x.md", State: Pending}},
+		Bodies: map[string][]byte{sha(a): a, sha(b): b}}
+	p, err := r.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := decodeRecord(p)
+	if !ok || got.ID != "c-1" || len(got.Bodies) != 2 || !bytes.Equal(got.Bodies[sha(a)], a) ||
+		got.Bodies[sha(b)] == nil || len(got.Bodies[sha(b)]) != 0 || !reflect.DeepEqual(got.Entries, r.Entries) {
+		t.Fatalf("round trip: %+v %v", got, ok)
+	}
+	for _, bad := range [][]byte{p[:len(p)-1], append(bytes.Clone(p), 1, 2, 3)} {
+		if _, ok := decodeRecord(bad); ok {
+			t.Errorf("payload of %d bytes read as a record", len(bad))
+		}
+	}
+	if _, err := (&logRecord{ID: "c-2", Bodies: map[string][]byte{"not hex": a}}).encode(); err == nil {
+		t.Error("a body with a bad name was encoded")
+	}
+}
