@@ -17,6 +17,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/peercred"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/transport"
@@ -108,7 +109,7 @@ func (g *gateway) conn(ctx context.Context, c *net.UnixConn, n int) {
 			g.errLog.Printf("run %s: refused a connection: %s", g.runID, why)
 		}
 	}
-	uid, err := peerUID(c)
+	uid, err := peercred.UID(c)
 	if err != nil {
 		deny("can't tell who is calling: " + err.Error())
 		return

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/peercred"
 	"github.com/vaultgate/vaultgate/server"
 )
 
@@ -149,7 +150,7 @@ type warmListener struct {
 // on errLog.
 func ListenWarm(g *server.Gate, cfg *config.Config, errLog *log.Logger) *WarmJudge {
 	w := &WarmJudge{g: g, cfg: cfg, log: errLog}
-	if !warmSupported {
+	if !peercred.Supported {
 		return w
 	}
 	for name := range cfg.Agents {
@@ -224,7 +225,7 @@ func (w *WarmJudge) serve(ln *net.UnixListener, agent string) {
 // answer judges one hook call, as the hook process would have: the same
 // code from the parsed input on, with this server's gate.
 func (w *WarmJudge) answer(c *net.UnixConn, agent string) {
-	if uid, err := peerUID(c); err != nil || uid != os.Getuid() {
+	if uid, err := peercred.UID(c); err != nil || uid != os.Getuid() {
 		return // not ours to answer: the hook denies on the closed line
 	}
 	c.SetDeadline(time.Now().Add(Budget + time.Second))

@@ -1,16 +1,17 @@
-package hookcmd
+// Package peercred reads who is at the other end of a Unix socket, as the
+// kernel recorded it when the peer connected.
+package peercred
 
 import (
 	"net"
 	"syscall"
 )
 
-// warmSupported: the judge answers only a peer whose uid the kernel names.
-const warmSupported = true
+// Supported: the kernel names a socket's peer here.
+const Supported = true
 
-// peerUID is the uid of the process at the other end, as the kernel saw
-// it when it connected.
-func peerUID(c *net.UnixConn) (int, error) {
+// UID is the uid of the process at the other end of c.
+func UID(c *net.UnixConn) (int, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return 0, err
