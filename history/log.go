@@ -157,9 +157,10 @@ func decodeRecord(payload []byte) (logRecord, bool) {
 	return r, true
 }
 
-// readLog returns every whole record in data, skipping what is not one.
-func readLog(data []byte) []logRecord {
-	var out []logRecord
+// eachFrame calls fn with the payload of every whole frame in data, in
+// order, skipping what is not one (a torn or damaged frame, or junk) by
+// looking for the next magic.
+func eachFrame(data []byte, fn func(payload []byte)) {
 	for len(data) >= frameHead {
 		if !bytes.Equal(data[:4], logMagic[:]) {
 			data = nextFrame(data)
@@ -171,11 +172,19 @@ func readLog(data []byte) []logRecord {
 			data = nextFrame(data)
 			continue
 		}
-		if r, ok := decodeRecord(data[frameHead : frameHead+n]); ok {
-			out = append(out, r)
-		}
+		fn(data[frameHead : frameHead+n])
 		data = data[frameHead+n:]
 	}
+}
+
+// readLog returns every whole record in data, skipping what is not one.
+func readLog(data []byte) []logRecord {
+	var out []logRecord
+	eachFrame(data, func(payload []byte) {
+		if r, ok := decodeRecord(payload); ok {
+			out = append(out, r)
+		}
+	})
 	return out
 }
 
@@ -189,26 +198,14 @@ func readLogCall(data []byte, id string) (logRecord, bool) {
 	anyID := []byte(`{"id":"`)
 	var last logRecord
 	found := false
-	for len(data) >= frameHead {
-		if !bytes.Equal(data[:4], logMagic[:]) {
-			data = nextFrame(data)
-			continue
-		}
-		n := int(binary.LittleEndian.Uint32(data[4:]))
-		sum := binary.LittleEndian.Uint32(data[8:])
-		if n > len(data)-frameHead || crc32.Checksum(data[frameHead:frameHead+n], castagnoli) != sum {
-			data = nextFrame(data)
-			continue
-		}
-		payload := data[frameHead : frameHead+n]
-		data = data[frameHead+n:]
+	eachFrame(data, func(payload []byte) {
 		if !bytes.HasPrefix(payload, mine) && bytes.HasPrefix(payload, anyID) {
-			continue
+			return
 		}
 		if r, ok := decodeRecord(payload); ok && r.ID == id {
 			last, found = r, true
 		}
-	}
+	})
 	return last, found
 }
 
