@@ -148,6 +148,13 @@ func notAnAgentToken(cfgPath, token string) error {
 }
 
 func serveAdmin(panel *admin.Server, addr, logPath string) int {
+	// Closed on every way out, a bad --listen too: the panel's first read
+	// of the log runs in the background and keeps its index when it ends.
+	defer func() {
+		if cerr := panel.Close(); cerr != nil {
+			fmt.Fprintf(stderr, "vaultgate: could not keep the panel's index (the next start reads the log again): %v\n", cerr)
+		}
+	}()
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fail(exitUsage, "--listen %q: want HOST:PORT or :PORT (%v)", addr, err)
@@ -179,9 +186,6 @@ func serveAdmin(panel *admin.Server, addr, logPath string) int {
 		}
 	}()
 	err = srv.Serve(ln)
-	if cerr := panel.Close(); cerr != nil {
-		fmt.Fprintf(stderr, "vaultgate: could not keep the panel's index (the next start reads the log again): %v\n", cerr)
-	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fail(1, "%v", err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // vault is a copy of the sample vault with a config that protects мета.
-func vault(t *testing.T) (dir, cfg string) {
+func vault(t testing.TB) (dir, cfg string) {
 	t.Helper()
 	root := t.TempDir()
 	dir = filepath.Join(root, "vault")
