@@ -3,7 +3,6 @@ package interop
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 type hookCase struct {
 	name  string
 	argv  []string
+	env   []string
 	input []byte
 	want  string // in the answer on stdout
 	times []time.Duration
@@ -29,7 +29,7 @@ func (c *hookCase) run(b *testing.B) {
 	cmd.Stdin = bytes.NewReader(c.input)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Env = c.env
 	start := time.Now()
 	err := cmd.Run()
 	c.times = append(c.times, time.Since(start))
@@ -50,14 +50,18 @@ func median(ds []time.Duration) time.Duration {
 // prints an allow. Each round runs the floor and every case once, the
 // order turning each round, so that a busy machine slows each alike.
 // Reported for each case: its median over the floor's median of the
-// same run (x-...), and the floor's median (floor-ms). "cold" is the hook
-// on its own; "warm" has a `vaultgate serve` of the same config running,
-// whose judge answers the hook (see the README, The hook).
+// same run (x-...), and the floor's median (floor-ms).
+//
+// "alone" is `vaultgate hook` with no judge running: the call judged in a
+// process of its own, the vault, audit log, history and rules opened for
+// it. "judge" is vaultgate-hook, which hands the call to the judge it
+// started on its first call (vaultgate hook-judge; see the README, The
+// hook).
 //
 //	go test ./interop -run '^$' -bench HookStart -benchtime 60x
 func BenchmarkHookStart(b *testing.B) {
 	bin := filepath.Dir(binary(b))
-	for _, cmd := range []string{"vaultgate-hook", "vaultgate-hook-rules", "vaultgate-wall"} {
+	for _, cmd := range []string{"vaultgate-hook", "vaultgate-wall"} {
 		if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, cmd), "../cmd/"+cmd).CombinedOutput(); err != nil {
 			b.Fatalf("go build %s: %v\n%s", cmd, err, out)
 		}
@@ -77,6 +81,13 @@ func BenchmarkHookStart(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// The judges' sockets in a folder of the benchmark's own; each judge
+	// ends within a second of its config's removal with root.
+	runtimeDir := filepath.Join(root, "run")
+	if err := os.Mkdir(runtimeDir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "XDG_RUNTIME_DIR=" + runtimeDir}
 	vaultDir := filepath.Join(root, "testdata/vault")
 	cfg := filepath.Join(root, "testdata/vault.toml")
 	rules := filepath.Join(root, "testdata/rules20.toml")
@@ -91,23 +102,15 @@ func BenchmarkHookStart(b *testing.B) {
 		{"write-allow", "Write", fmt.Sprintf(`{"file_path":%q,"content":"hi"}`, filepath.Join(vaultDir, "💬 чаты/new.md")), `"allow"`},
 		{"write-deny", "Write", fmt.Sprintf(`{"file_path":%q,"content":"hi"}`, filepath.Join(vaultDir, "мета/план.md")), `"deny"`},
 	}
-	cases := func() []*hookCase {
-		cs := []*hookCase{{name: "floor", argv: []string{floor}, input: input("Bash", `{"command":"ls notes"}`), want: `"allow"`}}
-		for _, hook := range [][]string{{filepath.Join(bin, "vaultgate-hook")}, {binary(b), "hook"}} {
-			name := filepath.Base(hook[0])
-			if len(hook) > 1 {
-				name += "." + hook[1]
-			}
-			for _, in := range inputs {
-				cs = append(cs, &hookCase{name: name + "/" + in.name, argv: append(slices.Clone(hook), "--config", cfg), input: input(in.tool, in.args), want: in.want})
-			}
-			cs = append(cs, &hookCase{name: name + "/rules20-bash-allow", argv: append(slices.Clone(hook), "--config", rules), input: input("Bash", `{"command":"ls notes"}`), want: `"allow"`})
+	cases := func(name string, hook ...string) []*hookCase {
+		cs := []*hookCase{{name: "floor", argv: []string{floor}, env: env, input: input("Bash", `{"command":"ls notes"}`), want: `"allow"`}}
+		for _, in := range inputs {
+			cs = append(cs, &hookCase{name: name + "/" + in.name, argv: append(slices.Clone(hook), "--config", cfg), env: env, input: input(in.tool, in.args), want: in.want})
 		}
-		return cs
+		return append(cs, &hookCase{name: name + "/rules20-bash-allow", argv: append(slices.Clone(hook), "--config", rules), env: env, input: input("Bash", `{"command":"ls notes"}`), want: `"allow"`})
 	}
-	measure := func(b *testing.B) {
-		cs := cases()
-		for _, c := range cs { // warm the page cache and the kept parses
+	measure := func(b *testing.B, cs []*hookCase) {
+		for _, c := range cs { // the page cache, the kept parses, the judges
 			c.run(b)
 		}
 		b.ResetTimer()
@@ -123,37 +126,6 @@ func BenchmarkHookStart(b *testing.B) {
 			b.ReportMetric(float64(median(c.times))/float64(fl), "x-"+c.name)
 		}
 	}
-	b.Run("cold", measure)
-	b.Run("warm", func(b *testing.B) {
-		for _, conf := range []string{cfg, rules} {
-			stopServe := serveFor(b, conf, filepath.Join(root, ".state/hook-judge"))
-			defer stopServe()
-		}
-		measure(b)
-	})
-}
-
-// serveFor starts `vaultgate serve` on conf over stdio, its stdin held
-// open, and waits for a new socket of its warm judge in dir.
-func serveFor(b *testing.B, conf, dir string) (stop func()) {
-	before, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
-	cmd := exec.Command(binary(b), "serve", "--config", conf)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	stop = func() { stdin.Close(); cmd.Wait() }
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if now, _ := filepath.Glob(filepath.Join(dir, "*.sock")); len(now) > len(before) {
-			return stop
-		}
-	}
-	stop()
-	b.Fatalf("serve --config %s: no warm judge's socket in %s", conf, dir)
-	return nil
+	b.Run("alone", func(b *testing.B) { measure(b, cases("vaultgate.hook", binary(b), "hook")) })
+	b.Run("judge", func(b *testing.B) { measure(b, cases("vaultgate-hook", filepath.Join(bin, "vaultgate-hook"))) })
 }

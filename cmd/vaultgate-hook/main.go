@@ -1,7 +1,17 @@
-// Command vaultgate-hook is the Claude Code hook and nothing else: the same
-// command as `vaultgate hook` (package internal/hookcmd), in a binary that
-// links no MCP library, admin panel or browser driver, so that the start-up
-// Claude Code waits for on every tool call is only the hook's own.
+// Command vaultgate-hook is the Claude Code hook as Claude Code starts it,
+// a new process for every tool call. It judges nothing itself: it hands
+// the call to a judge, a `vaultgate hook-judge` (or `vaultgate serve`)
+// process of the same config that has the vault, the audit log, the
+// history and the rules open, over a Unix socket (internal/judgesock), and
+// prints the judge's answer. When no judge is running it starts one and
+// waits for it; when none can be had it becomes `vaultgate hook`, which
+// judges the call on its own. So it links only the standard library and
+// x/sys, and starts as fast as a bare Go binary: what Claude Code waits
+// for on every call is the judging, not the loading.
+//
+// Claude Code lets a call through when a hook crashes, times out or prints
+// bad JSON, so every failure here exits 2 (block) with the reason on
+// stderr.
 package main
 
 import (
@@ -9,9 +19,34 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
 
-	"github.com/vaultgate/vaultgate/internal/hookcmd"
+	"github.com/vaultgate/vaultgate/internal/judgesock"
 )
+
+const usage = "--config FILE [--agent NAME]"
+
+const help = `The Claude Code PreToolUse and PostToolUse hook: reads the hook's JSON on
+stdin and prints the answer of the judge for the config and agent, a
+vaultgate process beside this binary that keeps them loaded
+(vaultgate hook-judge, started here on the first call and ended by
+itself when the config changes or after 10 minutes without a call; or a
+vaultgate serve of the same config). Without a judge it runs
+vaultgate hook, which judges the call alone. Same answers, same audit
+lines: see vaultgate hook --help.
+
+Every failure exits 2 with the reason on stderr, which Claude Code treats
+as a deny.`
+
+// exitDenied is a failure of the hook's own: Claude Code blocks the call.
+const exitDenied = 2
+
+// judgeStart bounds the wait for a judge this hook started; past it the
+// call is judged by vaultgate hook instead.
+const judgeStart = 3 * time.Second
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -20,19 +55,109 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("vaultgate-hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var f hookcmd.Flags
-	f.Register(fs)
-	// Bash runs through the exec command of the vaultgate beside this one.
-	f.Exec, f.ExecProblem = hookcmd.Beside()
+	cfg := fs.String("config", "", "the policy file (TOML); required")
+	agent := fs.String("agent", judgesock.DefaultAgent, "judge as this agent of the config")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vaultgate-hook %s\n\n%s\n\nflags:\n", hookcmd.Usage, hookcmd.Help)
+		fmt.Fprintf(stderr, "usage: vaultgate-hook %s\n\n%s\n\nflags:\n", usage, help)
 		fs.PrintDefaults()
 	}
 	// Claude Code runs whatever the settings name, so even --help or a
 	// mistyped flag is an answer it reads: exit 2 blocks the call, where
 	// exit 0 would let it through.
 	if err := fs.Parse(args); err != nil {
-		return hookcmd.ExitDenied
+		return exitDenied
 	}
-	return hookcmd.Run(f, stdin, stdout, stderr)
+	deny := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "vaultgate hook: denied: "+format+"\n", a...)
+		return exitDenied
+	}
+	if fs.NArg() > 0 {
+		return deny("unexpected arguments %q", fs.Args())
+	}
+	if *cfg == "" {
+		return deny("no --config given")
+	}
+	exe, err := beside()
+	if err != nil {
+		return deny("%v: the hook hands every call to it", err)
+	}
+	abs, digest, err := judgesock.ConfigKey(*cfg)
+	if err != nil {
+		return deny("config: %v", err)
+	}
+	if c := judge(exe, abs, digest, *agent); c != nil {
+		req := judgesock.Request{Config: abs, Digest: digest, Agent: *agent, Exec: exe}
+		code, err := judgesock.Ask(c, req, stdin, stdout, stderr)
+		if err != nil {
+			return deny("%v", err)
+		}
+		return code
+	}
+	// No judge: vaultgate hook judges the call itself, from the same stdin,
+	// still unread.
+	argv := []string{exe, "hook", "--config", *cfg, "--agent", *agent}
+	err = syscall.Exec(exe, argv, os.Environ())
+	return deny("running %s hook: %v", exe, err)
+}
+
+// beside is the vaultgate binary in this binary's folder.
+func beside() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("the running binary can't be named: %v", err)
+	}
+	exe := filepath.Join(filepath.Dir(self), "vaultgate")
+	fi, err := os.Stat(exe)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("no vaultgate binary beside %s", self)
+	}
+	return exe, nil
+}
+
+// judge connects to the judge for the config and agent, starting one if
+// none is running; nil when none can be had here.
+func judge(exe, abs, digest, agent string) *os.File {
+	if !judgesock.Supported {
+		return nil
+	}
+	dir := judgesock.Dir()
+	name, err := judgesock.Name(dir, abs, digest, agent, exe)
+	if err != nil {
+		return nil
+	}
+	if judgesock.CheckDir(dir) == nil {
+		if c, err := judgesock.Dial(name); err == nil {
+			return c
+		}
+	}
+	if judgesock.EnsureDir(dir) != nil {
+		return nil
+	}
+	// A judge of its own session, so that it outlives this process and is
+	// not in Claude Code's process group; its output goes to its log in
+	// the state folder, and nothing of this process's stays open in it.
+	cmd := exec.Command(exe, "hook-judge", "--config", abs, "--agent", agent)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	for wait, deadline := time.Millisecond, time.Now().Add(judgeStart); time.Now().Before(deadline); wait = min(2*wait, 20*time.Millisecond) {
+		select {
+		case <-exited:
+			// It ended without listening (a config it can't load, or
+			// another judge that came first): one last try, then alone.
+			if c, err := judgesock.Dial(name); err == nil {
+				return c
+			}
+			return nil
+		case <-time.After(wait):
+		}
+		if c, err := judgesock.Dial(name); err == nil {
+			return c
+		}
+	}
+	return nil
 }

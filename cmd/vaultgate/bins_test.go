@@ -28,7 +28,7 @@ func bundle(t *testing.T) string {
 			return
 		}
 		bundlePath = dir
-		for _, pkg := range []string{".", "../vaultgate-hook", "../vaultgate-hook-rules", "../vaultgate-wall"} {
+		for _, pkg := range []string{".", "../vaultgate-hook", "../vaultgate-wall"} {
 			name := filepath.Base(pkg)
 			if pkg == "." {
 				name = "vaultgate"
@@ -65,21 +65,10 @@ var heavy = []string{
 // free of what they do not use.
 func TestLeanBinaries(t *testing.T) {
 	for pkg, banned := range map[string][]string{
-		"../vaultgate-hook": heavy,
-		// The hook for agents with config rules: CEL, and nothing else heavy.
-		"../vaultgate-hook-rules": slices.DeleteFunc(slices.Clone(heavy), func(p string) bool { return strings.HasSuffix(p, "cel-go") }),
 		// The helper only builds the wall: not even the gate.
 		"../vaultgate-wall": append(heavy, "github.com/vaultgate/vaultgate/server", "github.com/vaultgate/vaultgate/tools", "github.com/vaultgate/vaultgate/shell"),
 	} {
-		out, err := exec.Command("go", "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
-		}
-		deps := strings.Fields(string(out))
-		if len(deps) < 10 {
-			t.Fatalf("go list -deps %s: only %v", pkg, deps)
-		}
-		for _, d := range deps {
+		for _, d := range deps(t, pkg, "{{.ImportPath}}") {
 			for _, b := range banned {
 				if d == b || strings.HasPrefix(d, b+"/") {
 					t.Errorf("%s links %s", pkg, d)
@@ -87,6 +76,41 @@ func TestLeanBinaries(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHookLinksNothingButItsSocket: vaultgate-hook, which Claude Code
+// starts for every tool call, links the standard library, x/sys and
+// judgesock, nothing else, and no cgo: a static binary, with no dynamic
+// loader to run before main.
+func TestHookLinksNothingButItsSocket(t *testing.T) {
+	const pkg = "../vaultgate-hook"
+	allowed := []string{"golang.org/x/sys/unix", "github.com/vaultgate/vaultgate/internal/judgesock", "github.com/vaultgate/vaultgate/cmd/vaultgate-hook"}
+	for _, line := range deps(t, pkg, "{{.ImportPath}} {{.Standard}} {{len .CgoFiles}}") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Fatalf("go list: %q", line)
+		}
+		if f[2] != "0" {
+			t.Errorf("%s links %s, which has cgo", pkg, f[0])
+		}
+		if f[1] != "true" && !slices.Contains(allowed, f[0]) {
+			t.Errorf("%s links %s", pkg, f[0])
+		}
+	}
+}
+
+// deps is `go list -deps -f format pkg`, a line for each package.
+func deps(t *testing.T, pkg, format string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f", format, pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 10 {
+		t.Fatalf("go list -deps %s: only %v", pkg, lines)
+	}
+	return lines
 }
 
 // inits runs a binary with GODEBUG=inittrace=1 and returns the packages

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vaultgate/vaultgate/audit"
 )
@@ -96,14 +93,14 @@ func TestRulesThroughStdio(t *testing.T) {
 	}
 }
 
-// TestRulesThroughTheHook: vaultgate-hook hands an agent with rules to
-// vaultgate-hook-rules beside it, and the session's deletes are counted from
-// one hook process to the next; the reasons come in the agent's language.
+// TestRulesThroughTheHook: vaultgate hook (alone) and vaultgate-hook
+// (through its judge) apply an agent's rules alike, and the session's
+// deletes are counted from one hook call to the next; the reasons come in
+// the agent's language.
 func TestRulesThroughTheHook(t *testing.T) {
 	for name, hook := range map[string][]string{
-		"vaultgate hook":       {filepath.Join(bundle(t), "vaultgate"), "hook"},
-		"vaultgate-hook":       {filepath.Join(bundle(t), "vaultgate-hook")},
-		"vaultgate-hook-rules": {filepath.Join(bundle(t), "vaultgate-hook-rules")},
+		"vaultgate hook": {filepath.Join(bundle(t), "vaultgate"), "hook"},
+		"vaultgate-hook": {filepath.Join(bundle(t), "vaultgate-hook")},
 	} {
 		t.Run(name, func(t *testing.T) {
 			vault, cfg, _ := ruleVault(t, "")
@@ -223,39 +220,6 @@ func TestSampleRules(t *testing.T) {
 	}
 }
 
-// TestHookHandOff: vaultgate-hook hands an agent with rules to
-// vaultgate-hook-rules beside it, or else to vaultgate hook; with
-// neither beside it, it denies (exit 2) and says why. An agent without
-// rules stays in vaultgate-hook.
-func TestHookHandOff(t *testing.T) {
-	vault, cfg, _ := ruleVault(t, "")
-	rm := hookJSON("ho", vault, "Bash", map[string]any{"command": "rm drafts/a.md"})
-	copyBin := func(dir, name string) {
-		data, err := os.ReadFile(filepath.Join(bundle(t), name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	withVaultgate, alone := t.TempDir(), t.TempDir()
-	copyBin(withVaultgate, "vaultgate-hook")
-	copyBin(withVaultgate, "vaultgate")
-	copyBin(alone, "vaultgate-hook")
-	if out, errs, code := runHookBinary(t, []string{filepath.Join(withVaultgate, "vaultgate-hook")}, cfg, rm); code != 0 || !strings.Contains(out, `"permissionDecision":"allow"`) {
-		t.Errorf("handed to vaultgate hook: exit %d %q %q", code, out, errs)
-	}
-	out, errs, code := runHookBinary(t, []string{filepath.Join(alone, "vaultgate-hook")}, cfg, rm)
-	if code != 2 || out != "" || !strings.Contains(errs, "neither is beside") {
-		t.Errorf("alone: exit %d %q %q", code, out, errs)
-	}
-	_, plain, _ := sampleVault(t)
-	if out, errs, code := runHookBinary(t, []string{filepath.Join(alone, "vaultgate-hook")}, plain, rm); code != 0 {
-		t.Errorf("no rules, alone: exit %d %q %q", code, out, errs)
-	}
-}
-
 // TestUndoWithRules: undo is the person's: it opens a vault whose config
 // has rules, and puts back what the agent's allowed call changed.
 func TestUndoWithRules(t *testing.T) {
@@ -272,66 +236,5 @@ func TestUndoWithRules(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(vault, "notes/by-agent.md")); !os.IsNotExist(err) {
 		t.Errorf("notes/by-agent.md after undo: %v\n%s", err, out)
-	}
-}
-
-// TestRulesThroughTheWarmJudge: with `vaultgate serve` running on the same
-// config, a lone vaultgate-hook (no hook with CEL beside it, so it could
-// not judge the rules itself) is answered by the server's warm judge; once
-// the server ends, it can't, and says so.
-func TestRulesThroughTheWarmJudge(t *testing.T) {
-	vault, cfg, _ := ruleVault(t, "")
-	lone := filepath.Join(t.TempDir(), "vaultgate-hook")
-	data, err := os.ReadFile(filepath.Join(bundle(t), "vaultgate-hook"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(lone, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := hookJSON("wj", vault, "Write", map[string]any{"file_path": filepath.Join(vault, "drafts/x.md"), "content": "x"})
-	if _, errs, code := runHookBinary(t, []string{lone}, cfg, write); code != 2 || !strings.Contains(errs, "neither is beside") {
-		t.Fatalf("no server: exit %d, %q", code, errs)
-	}
-
-	serve := exec.Command(filepath.Join(bundle(t), "vaultgate"), "serve", "--config", cfg)
-	stdin, err := serve.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var serveErr bytes.Buffer
-	serve.Stderr = &serveErr
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer serve.Process.Kill()
-	sockets := filepath.Join(filepath.Dir(cfg), "state", "hook-judge")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if ents, _ := os.ReadDir(sockets); len(ents) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no judge socket in %s; serve said %q", sockets, serveErr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	read := hookJSON("wj", vault, "Read", map[string]any{"file_path": filepath.Join(vault, "drafts/x.md")})
-	if out, errs, code := runHookBinary(t, []string{lone}, cfg, read); code != 0 || !strings.Contains(out, `"permissionDecision":"allow"`) {
-		t.Errorf("Read a draft, warm: exit %d, %q %q", code, out, errs)
-	}
-	if out, errs, code := runHookBinary(t, []string{lone}, cfg, write); code != 0 || !strings.Contains(out, "drafts/ is the person's own") {
-		t.Errorf("Write over a draft, warm: exit %d, %q %q", code, out, errs)
-	}
-
-	stdin.Close() // the client is gone: serve ends, and its judge with it
-	if err := serve.Wait(); err != nil {
-		t.Fatalf("serve: %v, %s", err, serveErr.String())
-	}
-	if ents, _ := os.ReadDir(sockets); len(ents) != 0 {
-		t.Errorf("serve left its socket: %v", ents)
-	}
-	if _, errs, code := runHookBinary(t, []string{lone}, cfg, write); code != 2 || !strings.Contains(errs, "neither is beside") {
-		t.Errorf("after serve: exit %d, %q", code, errs)
 	}
 }

@@ -94,7 +94,14 @@ func runProbe(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// The hook judges' sockets in a folder of this run's own (judgesock.Dir).
+	runtimeDir, err := os.MkdirTemp("", "vaultgate-run-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_RUNTIME_DIR", runtimeDir)
 	code := m.Run()
+	os.RemoveAll(runtimeDir)
 	if probePath != "" {
 		os.RemoveAll(filepath.Dir(probePath))
 	}

@@ -17,23 +17,23 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/judgesock"
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/tools"
 )
 
-// Budget is the hook's own time limit, well under Claude Code's hook
-// timeout: past it the hook denies rather than let Claude Code time it
-// out, which would let the call through.
-const Budget = 5 * time.Second
+// Budget is the hook's own time limit (judgesock.Budget, which the
+// judge's hook keeps too): past it the hook denies rather than let Claude
+// Code time it out, which would let the call through.
+const Budget = judgesock.Budget
 
 // maxInput bounds what the hook reads from stdin (a Write's content
 // travels in it).
-const maxInput = 64 << 20
+const maxInput = judgesock.MaxInput
 
 // Exit statuses, as Claude Code reads them.
 const (
@@ -155,10 +155,9 @@ func (h *hook) deny(format string, args ...any) int {
 	return ExitDenied
 }
 
-// Rules compiles an agent's [[rules.deny]]: set by a binary that links
-// CEL (vaultgate, through package rules). vaultgate-hook leaves it nil, so
-// that a hook call of an agent without rules pays nothing for CEL, and
-// hands a call of an agent with rules to vaultgate-hook-rules beside it.
+// Rules compiles an agent's [[rules.deny]]: set by the binary that links
+// CEL (vaultgate, through package rules); without it an agent with rules
+// is denied every call.
 var Rules server.RuleCompiler
 
 // RulesIn, when set, is Rules keeping what it can between hook processes
@@ -183,14 +182,14 @@ func (h *hook) judge(stdin io.Reader) int {
 	// A server that loaded this very config answers faster than this
 	// process could open the vault, let alone start CEL (see warm.go).
 	if c := dialWarm(cfg, p.Name); c != nil {
-		return h.askWarm(c, stdin)
+		return h.askWarm(c, cfg, p.Name, stdin)
 	}
 	compile := Rules
 	if RulesIn != nil {
 		compile = RulesIn(cfg.StateDir)
 	}
 	if len(p.Rules) > 0 && compile == nil {
-		return h.handOff(stdin)
+		return h.deny("agent %q has [[rules.deny]] rules, which this binary can't evaluate", p.Name)
 	}
 	data, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
 	if err != nil {
@@ -250,29 +249,4 @@ func (h *hook) answer(g *server.Gate, cfg *config.Config, p *config.Policy, in *
 		}
 	}
 	return ExitAnswered
-}
-
-// handOff replaces this process with a hook that has CEL, from beside
-// this binary: vaultgate-hook-rules, or else `vaultgate hook`, with the
-// same flags and the same stdin, still unread. Anything that stops it
-// denies.
-func (h *hook) handOff(stdin io.Reader) int {
-	if f, ok := stdin.(*os.File); !ok || f != os.Stdin {
-		return h.deny("agent %q has [[rules.deny]] rules, which this binary can't evaluate", h.flags.Agent)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return h.deny("agent %q has [[rules.deny]] rules: finding the hook that evaluates them: %v", h.flags.Agent, err)
-	}
-	flags := []string{"--config", h.flags.Config, "--agent", h.flags.Agent}
-	for _, next := range [][]string{{"vaultgate-hook-rules"}, {"vaultgate", "hook"}} {
-		full := filepath.Join(filepath.Dir(exe), next[0])
-		if _, err := os.Stat(full); err != nil {
-			continue
-		}
-		argv := append(append([]string{full}, next[1:]...), flags...)
-		err := syscall.Exec(full, argv, os.Environ())
-		return h.deny("handing the call to %s: %v", full, err)
-	}
-	return h.deny("agent %q has [[rules.deny]] rules, which vaultgate-hook-rules or vaultgate hook evaluates, and neither is beside %s", h.flags.Agent, exe)
 }

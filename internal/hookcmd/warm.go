@@ -3,124 +3,82 @@ package hookcmd
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/judgesock"
 	"github.com/vaultgate/vaultgate/internal/peercred"
 	"github.com/vaultgate/vaultgate/server"
 )
 
-// A hook process is new for every tool call: it opens the vault, the
-// audit log and the history before it can judge, and for an agent with
-// [[rules.deny]] it starts CEL and checks the rules, most of its time.
-// The stdio server Claude Code starts beside it has all of that open
-// already, so it answers the hook's calls too, over a Unix socket in the
-// state folder: the warm judge. The hook asks it first and judges cold
-// (itself, or vaultgate-hook-rules for rules) only when no judge accepts
-// the connection.
+// A hook process is new for every tool call: it would open the vault,
+// the audit log and the history before it could judge, and for an agent
+// with [[rules.deny]] start CEL and check the rules, most of its time. A
+// judge has all of that open already and answers the hook's calls over a
+// Unix socket: `vaultgate hook-judge`, which vaultgate-hook starts on its
+// first call, or the stdio server Claude Code starts beside it. The hook
+// asks a judge first and judges cold (vaultgate hook) only when none can
+// be had.
 //
-// The socket's name is a hash of the config file's path and bytes and of
-// the agent, so a hook reaches only a judge that loaded the very config it
-// would load itself; an edited config has another name and is judged
-// cold until a server loads it. The socket is in the state folder (0700,
-// hidden from the agent and outside the wall), mode 0600, and the judge
-// answers only a peer of its own uid: whoever can reach it could write the
-// audit log directly anyway.
+// The socket's folder and name are judgesock's: a hash of the config
+// file's path and bytes, the agent and the vaultgate binary, so a hook
+// reaches only a judge that loaded the very config it would load itself;
+// an edited config has another name. The folder is the user's alone
+// (0700) and not seen from inside the wall, the socket is 0600, the judge
+// answers only a peer of its own uid and the hook asks only a judge of
+// its own: whoever can reach it could write the audit log directly anyway.
 
-// warmSocket is the judge's socket for agent under cfg, or "" when there
-// is none to have (no config file, or a name too long for a socket).
+// warmSocket is the judge's socket for agent under cfg, with this
+// process's binary as the judge; "" when there is none to have.
 func warmSocket(cfg *config.Config, agent string) string {
-	if cfg.File == "" || cfg.Digest == "" || cfg.StateDir == "" {
+	if cfg.File == "" || cfg.Digest == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(cfg.File + "\x00" + cfg.Digest + "\x00" + agent))
-	path := filepath.Join(cfg.StateDir, "hook-judge", hex.EncodeToString(sum[:12])+".sock")
-	if len(path) > 100 { // sun_path holds 108 bytes on Linux, 104 on macOS
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	path, err := judgesock.Name(judgesock.Dir(), cfg.File, cfg.Digest, agent, exe)
+	if err != nil {
 		return ""
 	}
 	return path
 }
 
-// warmRequest is the first line a hook sends; its input follows, to EOF.
-type warmRequest struct {
-	Exec        string `json:"exec"`
-	ExecProblem string `json:"exec_problem,omitempty"`
-}
-
-// warmAnswer is the judge's reply: what the hook prints, and its exit.
-type warmAnswer struct {
-	Code   int    `json:"code"`
-	Stdout []byte `json:"stdout,omitempty"`
-	Stderr []byte `json:"stderr,omitempty"`
-}
-
-// warmDialTimeout bounds the connect: a judge that is there accepts at
-// once (the kernel does, before the judge reads).
-const warmDialTimeout = 250 * time.Millisecond
-
 // dialWarm connects to the judge for agent, or returns nil when none
 // answers; the call is then judged cold.
-func dialWarm(cfg *config.Config, agent string) net.Conn {
+func dialWarm(cfg *config.Config, agent string) *os.File {
 	path := warmSocket(cfg, agent)
-	if path == "" {
+	if path == "" || judgesock.CheckDir(filepath.Dir(path)) != nil {
 		return nil
 	}
-	c, err := net.DialTimeout("unix", path, warmDialTimeout)
+	c, err := judgesock.Dial(path)
 	if err != nil {
 		return nil
 	}
 	return c
 }
 
-// askWarm has the judge on c answer the call on stdin. Once connected
-// there is no going back to a cold judge (the judge may have written the
-// call's audit line and history): anything that goes wrong denies.
-func (h *hook) askWarm(c net.Conn, stdin io.Reader) int {
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(Budget))
-	data, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
+// askWarm has the judge on c answer the call on stdin; anything that goes
+// wrong once connected denies.
+func (h *hook) askWarm(c *os.File, cfg *config.Config, agent string, stdin io.Reader) int {
+	req := judgesock.Request{Config: cfg.File, Digest: cfg.Digest, Agent: agent, Exec: h.flags.Exec, ExecProblem: h.flags.ExecProblem}
+	code, err := judgesock.Ask(c, req, stdin, h.stdout, h.stderr)
 	if err != nil {
-		return h.deny("reading stdin: %v", err)
+		return h.deny("%v", err)
 	}
-	if len(data) > maxInput {
-		return h.deny("the hook input is over %d MiB", maxInput>>20)
-	}
-	head, _ := json.Marshal(warmRequest{Exec: h.flags.Exec, ExecProblem: h.flags.ExecProblem})
-	if _, err := c.Write(append(append(head, '\n'), data...)); err != nil {
-		return h.deny("asking the warm judge: %v", err)
-	}
-	if uc, ok := c.(*net.UnixConn); ok {
-		uc.CloseWrite()
-	}
-	reply, err := io.ReadAll(io.LimitReader(c, 4*maxInput))
-	if err != nil {
-		return h.deny("the warm judge's answer: %v", err)
-	}
-	var a warmAnswer
-	if err := json.Unmarshal(reply, &a); err != nil {
-		return h.deny("the warm judge gave no answer (%d bytes): %v", len(reply), err)
-	}
-	if a.Code != ExitAnswered && a.Code != ExitDenied {
-		return h.deny("the warm judge answered exit %d", a.Code)
-	}
-	h.stderr.Write(a.Stderr)
-	if len(a.Stdout) > 0 {
-		if _, err := h.stdout.Write(a.Stdout); err != nil {
-			return h.deny("writing the answer: %v", err)
-		}
-	}
-	return a.Code
+	return code
 }
 
 // WarmJudge answers hook calls for a server's agents.
@@ -135,6 +93,7 @@ type WarmJudge struct {
 	closed bool
 	// Answered counts the calls judged, for tests and the server's log.
 	answered int
+	last     time.Time // started, or last asked
 }
 
 type warmListener struct {
@@ -149,11 +108,16 @@ type warmListener struct {
 // a judge that can't listen leaves the hook to judge cold, and says why
 // on errLog.
 func ListenWarm(g *server.Gate, cfg *config.Config, errLog *log.Logger) *WarmJudge {
-	w := &WarmJudge{g: g, cfg: cfg, log: errLog}
+	return ListenWarmFor(g, cfg, slices.Collect(maps.Keys(cfg.Agents)), errLog)
+}
+
+// ListenWarmFor is ListenWarm for the named agents only.
+func ListenWarmFor(g *server.Gate, cfg *config.Config, agents []string, errLog *log.Logger) *WarmJudge {
+	w := &WarmJudge{g: g, cfg: cfg, log: errLog, last: time.Now()}
 	if !peercred.Supported {
 		return w
 	}
-	for name := range cfg.Agents {
+	for _, name := range agents {
 		path := warmSocket(cfg, name)
 		if path == "" {
 			continue
@@ -174,17 +138,14 @@ func ListenWarm(g *server.Gate, cfg *config.Config, errLog *log.Logger) *WarmJud
 }
 
 func listenWarm(path string) (warmListener, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return warmListener{}, err
-	}
-	if err := os.Chmod(filepath.Dir(path), 0o700); err != nil {
+	if err := judgesock.EnsureDir(filepath.Dir(path)); err != nil {
 		return warmListener{}, err
 	}
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
-		if c, derr := net.DialTimeout("unix", path, warmDialTimeout); derr == nil {
+		if c, derr := judgesock.Dial(path); derr == nil {
 			c.Close()
-			return warmListener{}, nil // live: its server answers
+			return warmListener{}, nil // live: its judge answers
 		}
 		// A socket left by a server that died: take its place.
 		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
@@ -231,10 +192,13 @@ func (w *WarmJudge) answer(c *net.UnixConn, agent string) {
 	c.SetDeadline(time.Now().Add(Budget + time.Second))
 	br := bufio.NewReader(io.LimitReader(c, maxInput+64<<10))
 	line, err := br.ReadBytes('\n')
-	var req warmRequest
+	var req judgesock.Request
 	if err != nil || json.Unmarshal(line, &req) != nil {
 		return
 	}
+	w.mu.Lock()
+	w.last = time.Now()
+	w.mu.Unlock()
 	var out, errOut bytes.Buffer
 	h := &hook{flags: Flags{Config: w.cfg.File, Agent: agent, Exec: req.Exec, ExecProblem: req.ExecProblem}, stdout: &out, stderr: &errOut}
 	code := h.guard(func() int {
@@ -244,6 +208,10 @@ func (w *WarmJudge) answer(c *net.UnixConn, agent string) {
 		}
 		if len(data) > maxInput {
 			return h.deny("the hook input is over %d MiB", maxInput>>20)
+		}
+		// Belt and braces: the socket's name says as much.
+		if req.Config != w.cfg.File || req.Digest != w.cfg.Digest || req.Agent != agent {
+			return h.deny("the judge on this socket loaded %s (%.12s) for agent %q, not %s (%.12s) for %q", w.cfg.File, w.cfg.Digest, agent, req.Config, req.Digest, req.Agent)
 		}
 		p := w.cfg.Policy(agent)
 		if p == nil {
@@ -258,8 +226,29 @@ func (w *WarmJudge) answer(c *net.UnixConn, agent string) {
 	w.mu.Lock()
 	w.answered++
 	w.mu.Unlock()
-	reply, _ := json.Marshal(warmAnswer{Code: code, Stdout: out.Bytes(), Stderr: errOut.Bytes()})
+	reply, _ := json.Marshal(judgesock.Answer{Code: code, Stdout: out.Bytes(), Stderr: errOut.Bytes()})
 	c.Write(reply)
+}
+
+// Listening is whether the judge has a socket of its own.
+func (w *WarmJudge) Listening() bool { return len(w.socks) > 0 }
+
+// Idle is how long since the judge started or was last asked.
+func (w *WarmJudge) Idle() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return time.Since(w.last)
+}
+
+// Lost is whether a socket of the judge's is no longer its own (removed,
+// or replaced by another's): no hook reaches it there any more.
+func (w *WarmJudge) Lost() bool {
+	for _, s := range w.socks {
+		if fi, err := os.Lstat(s.path); err != nil || !os.SameFile(fi, s.fi) {
+			return true
+		}
+	}
+	return false
 }
 
 // Answered is how many calls the judge has answered.

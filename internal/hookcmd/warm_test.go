@@ -191,8 +191,8 @@ func TestWarmJudgeBroken(t *testing.T) {
 		}()
 		code, out, errOut := runHook(t, cfgPath, hookCases(dir)[0].stdin)
 		ln.Close()
-		if code != ExitDenied || out != "" || !strings.Contains(errOut, "warm judge") {
-			t.Errorf("judge replying %q: exit %d, out %q, err %q; want a deny naming the warm judge", reply, code, out, errOut)
+		if code != ExitDenied || out != "" || !strings.Contains(errOut, "the judge") {
+			t.Errorf("judge replying %q: exit %d, out %q, err %q; want a deny naming the judge", reply, code, out, errOut)
 		}
 	}
 }
@@ -208,4 +208,16 @@ func TestWarmJudgeWithoutRules(t *testing.T) {
 			t.Errorf("%s: exit %d, out %q, err %q, %d answers; want %q from the judge", c.name, code, out, errOut, w.Answered(), c.want)
 		}
 	}
+}
+
+func TestMain(m *testing.M) {
+	// The judges' sockets in a folder of this run's own (judgesock.Dir).
+	dir, err := os.MkdirTemp("", "vaultgate-run-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_RUNTIME_DIR", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }

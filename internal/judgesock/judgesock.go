@@ -1,0 +1,126 @@
+// Package judgesock is how a hook process finds the judge that answers it
+// (see the README, The hook): the folder and name of the judge's Unix
+// socket, the connect with its check of who listens, and the two messages
+// that pass over it. It links only the standard library and x/sys, so that
+// vaultgate-hook, which uses it on every tool call, starts about as fast as
+// a Go binary that does nothing.
+package judgesock
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// DefaultAgent is the agent a hook judges as when --agent is not given:
+// config.DefaultAgent, which this package can't import (a test holds the
+// two equal).
+const DefaultAgent = "default"
+
+// MaxInput bounds the hook input a judge reads (a Write's content travels
+// in it); MaxAnswer, what a hook reads back.
+const (
+	MaxInput  = 64 << 20
+	MaxAnswer = 4 * MaxInput
+)
+
+// Budget is the hook's own time limit, well under Claude Code's hook
+// timeout: past it the hook denies rather than let Claude Code time it out,
+// which would let the call through.
+const Budget = 5 * time.Second
+
+// Request is the first line a hook sends; its input follows, to EOF. The
+// judge answers only a request for the config (by path and content) and
+// agent it loaded itself.
+type Request struct {
+	Config      string `json:"config"` // absolute
+	Digest      string `json:"digest"` // sha256 of the config's bytes, hex
+	Agent       string `json:"agent"`
+	Exec        string `json:"exec"` // the vaultgate an allowed Bash runs through; "" refuses Bash
+	ExecProblem string `json:"exec_problem,omitempty"`
+}
+
+// Answer is the judge's reply: what the hook prints, and its exit status.
+type Answer struct {
+	Code   int    `json:"code"`
+	Stdout []byte `json:"stdout,omitempty"`
+	Stderr []byte `json:"stderr,omitempty"`
+}
+
+// ConfigKey is the config file as a judge is keyed by it: its absolute
+// path and the sha256 of its bytes.
+func ConfigKey(path string) (abs, digest string, err error) {
+	if abs, err = filepath.Abs(path); err != nil {
+		return "", "", err
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return "", "", err
+	}
+	sum := sha256.Sum256(data)
+	return abs, hex.EncodeToString(sum[:]), nil
+}
+
+// Dir is the folder of the judges' sockets: $XDG_RUNTIME_DIR/vaultgate,
+// or else vaultgate-UID in the system's temporary folder. Neither is seen
+// from inside the wall, which mounts its own /tmp and /run.
+func Dir() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		return filepath.Join(d, "vaultgate")
+	}
+	return filepath.Join(os.TempDir(), "vaultgate-"+strconv.Itoa(os.Getuid()))
+}
+
+// ErrDir is a socket folder this process must not trust: not a folder of
+// its own that no one else may enter.
+var ErrDir = errors.New("judgesock: the socket folder is not this user's alone")
+
+// CheckDir is nil if dir is a real folder (no link), owned by this user,
+// which no one else can enter.
+func CheckDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedByMe(fi) {
+		return fmt.Errorf("%w: %s", ErrDir, dir)
+	}
+	return nil
+}
+
+// EnsureDir makes dir (0700) if it is missing, then checks it.
+func EnsureDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return CheckDir(dir)
+}
+
+// Name is the socket of the judge for agent under the config (abs,
+// digest), run by the vaultgate binary judge: a hook reaches only a judge
+// that loaded the very config it would load itself, with the very binary
+// it would run (an edited config or an upgraded binary gets a judge of
+// its own; the old one ends, see the README). The binary is named by its
+// real path, size and modification time.
+func Name(dir, abs, digest, agent, judge string) (string, error) {
+	real, err := filepath.EvalSymlinks(judge)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	id := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d\x00%d", abs, digest, agent, real, fi.Size(), fi.ModTime().UnixNano())
+	sum := sha256.Sum256([]byte(id))
+	path := filepath.Join(dir, hex.EncodeToString(sum[:12])+".sock")
+	if len(path) > 100 { // sun_path holds 108 bytes on Linux, 104 on macOS
+		return "", fmt.Errorf("judgesock: %s is too long for a socket's name", path)
+	}
+	return path, nil
+}

@@ -1,0 +1,143 @@
+package judgesock
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/vaultgate/vaultgate/config"
+)
+
+func TestDefaultAgentIsConfigs(t *testing.T) {
+	if DefaultAgent != config.DefaultAgent {
+		t.Errorf("DefaultAgent %q, config.DefaultAgent %q", DefaultAgent, config.DefaultAgent)
+	}
+}
+
+func TestDir(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1000")
+	if d := Dir(); d != "/run/user/1000/vaultgate" {
+		t.Errorf("with XDG_RUNTIME_DIR: %s", d)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "relative/dir") // not a place to trust
+	if d := Dir(); filepath.Dir(d) != filepath.Clean(os.TempDir()) {
+		t.Errorf("with a relative XDG_RUNTIME_DIR: %s", d)
+	}
+}
+
+// CheckDir trusts a folder of this user's alone, and nothing else: a
+// folder others may enter, a link to a good folder, a file.
+func TestCheckDir(t *testing.T) {
+	root := t.TempDir()
+	good := filepath.Join(root, "good")
+	if err := EnsureDir(good); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureDir(good); err != nil { // again: it is there
+		t.Fatal(err)
+	}
+	open := filepath.Join(root, "open")
+	os.Mkdir(open, 0o755)
+	os.Chmod(open, 0o755)
+	link := filepath.Join(root, "link")
+	os.Symlink(good, link)
+	file := filepath.Join(root, "file")
+	os.WriteFile(file, nil, 0o600)
+	for _, bad := range []string{open, link, file, filepath.Join(root, "missing")} {
+		if err := CheckDir(bad); err == nil {
+			t.Errorf("%s: trusted", bad)
+		}
+	}
+	if err := EnsureDir(open); err == nil {
+		t.Errorf("EnsureDir of %s: trusted", open)
+	}
+}
+
+// Name changes with each thing a judge is keyed by, and only with them.
+func TestName(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "vaultgate")
+	os.WriteFile(bin, []byte("binary"), 0o755)
+	base, err := Name(dir, "/c.toml", "d1", "default", bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := Name(dir, "/c.toml", "d1", "default", bin); again != base {
+		t.Errorf("not stable: %s, %s", base, again)
+	}
+	linked := filepath.Join(dir, "linked")
+	os.Symlink(bin, linked)
+	if viaLink, _ := Name(dir, "/c.toml", "d1", "default", linked); viaLink != base {
+		t.Errorf("a link to the binary names another judge: %s, %s", base, viaLink)
+	}
+	seen := map[string]string{base: "base"}
+	for what, args := range map[string][4]string{
+		"config path": {"/other.toml", "d1", "default", bin},
+		"digest":      {"/c.toml", "d2", "default", bin},
+		"agent":       {"/c.toml", "d1", "other", bin},
+	} {
+		n, err := Name(dir, args[0], args[1], args[2], args[3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev, ok := seen[n]; ok {
+			t.Errorf("%s: same name as %s", what, prev)
+		}
+		seen[n] = what
+	}
+	os.WriteFile(bin, []byte("upgraded binary"), 0o755)
+	if n, _ := Name(dir, "/c.toml", "d1", "default", bin); seen[n] != "" {
+		t.Errorf("an upgraded binary: same name as %s", seen[n])
+	}
+	if _, err := Name(dir, "/c.toml", "d1", "default", filepath.Join(dir, "none")); err == nil {
+		t.Error("a missing binary has a name")
+	}
+	if _, err := Name(filepath.Join(dir, string(make([]byte, 100))), "/c.toml", "d1", "default", bin); err == nil {
+		t.Error("a name too long for a socket")
+	}
+}
+
+func TestDial(t *testing.T) {
+	if !Supported {
+		t.Skip("no judge is reached on " + runtime.GOOS)
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	if _, err := Dial(sock); err == nil {
+		t.Fatal("dialled nothing")
+	}
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o600)
+	if _, err := Dial(filepath.Join(dir, "file")); err == nil {
+		t.Fatal("dialled a file")
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			io.Copy(io.Discard, c) // the request, to its end
+			c.Write([]byte(`{"code":0,"stdout":"eyJvayI6dHJ1ZX0K"}`))
+			c.Close()
+		}
+	}()
+	c, err := Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, err := PeerPID(c); err != nil || pid != os.Getpid() {
+		t.Errorf("peer pid %d, %v; want this process, %d", pid, err, os.Getpid())
+	}
+	var out, errOut bytes.Buffer
+	code, err := Ask(c, Request{Config: "/c.toml"}, strings.NewReader("{}"), &out, &errOut)
+	if err != nil || code != 0 || out.String() != "{\"ok\":true}\n" {
+		t.Errorf("Ask: %d %v %q", code, err, out.String())
+	}
+}
