@@ -86,7 +86,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return deny("config: %v", err)
 	}
 	if c := judge(exe, abs, digest, *agent); c != nil {
-		req := judgesock.Request{Config: abs, Digest: digest, Agent: *agent, Exec: exe}
+		req := judgesock.Request{Config: abs, Digest: digest, Agent: *agent, Exec: exe, Env: judgesock.Environ(judgesock.HookEnv)}
 		code, err := judgesock.Ask(c, req, stdin, stdout, stderr)
 		if err != nil {
 			return deny("%v", err)

@@ -147,6 +147,15 @@ func (h *hook) guard(judge func() int) int {
 type hook struct {
 	flags          Flags
 	stdout, stderr io.Writer
+	env            map[string]string // the asking hook's, for a judge; nil: this process's own
+}
+
+// getenv reads the environment of the hook process that asked.
+func (h *hook) getenv(key string) string {
+	if h.env != nil {
+		return h.env[key]
+	}
+	return os.Getenv(key)
 }
 
 // deny is the exit of every failure of the hook's own.
@@ -234,7 +243,7 @@ func (h *hook) answer(g *server.Gate, cfg *config.Config, p *config.Policy, in *
 	defer cancel()
 	opt := server.HookOptions{Exec: h.flags.Exec, ExecProblem: h.flags.ExecProblem}
 	if in.ToolName == "Bash" && !in.After() {
-		opt.Sandbox = ClaudeSandbox(in.Cwd)
+		opt.Sandbox = ClaudeSandbox(in.Cwd, h.getenv)
 	}
 	answer, err := g.HookWith(ctx, p, in, opt)
 	if err != nil {

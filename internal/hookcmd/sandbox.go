@@ -16,9 +16,12 @@ import (
 //
 // Inside that sandbox vaultgate's own wall can't be counted on, so under
 // wall = "required" the hook denies Bash rather than have exec find out.
-func ClaudeSandbox(cwd string) string {
+// getenv is the hook process's environment (which Claude Code sets for it:
+// $CLAUDE_PROJECT_DIR, $CLAUDE_CONFIG_DIR, $HOME), not necessarily the
+// judge's own.
+func ClaudeSandbox(cwd string, getenv func(string) string) string {
 	on := ""
-	for _, f := range claudeSettings(cwd) {
+	for _, f := range claudeSettings(cwd, getenv) {
 		if enabled, set := sandboxEnabled(f); set {
 			on = ""
 			if enabled {
@@ -31,18 +34,18 @@ func ClaudeSandbox(cwd string) string {
 
 // claudeSettings lists Claude Code's settings files, lowest precedence
 // first.
-func claudeSettings(cwd string) []string {
+func claudeSettings(cwd string, getenv func(string) string) []string {
 	var files []string
-	user := os.Getenv("CLAUDE_CONFIG_DIR")
+	user := getenv("CLAUDE_CONFIG_DIR")
 	if user == "" {
-		if home, err := os.UserHomeDir(); err == nil {
+		if home := getenv("HOME"); filepath.IsAbs(home) {
 			user = filepath.Join(home, ".claude")
 		}
 	}
 	if user != "" {
 		files = append(files, filepath.Join(user, "settings.json"))
 	}
-	if project := projectDir(cwd, user); project != "" {
+	if project := projectDir(cwd, user, getenv); project != "" {
 		files = append(files,
 			filepath.Join(project, ".claude", "settings.json"),
 			filepath.Join(project, ".claude", "settings.local.json"))
@@ -57,8 +60,8 @@ func claudeSettings(cwd string) []string {
 // projectDir is the project Claude Code runs in: $CLAUDE_PROJECT_DIR,
 // which it sets for hooks, or else the nearest folder up from cwd that
 // holds a .claude folder (not the user's own).
-func projectDir(cwd, user string) string {
-	if d := os.Getenv("CLAUDE_PROJECT_DIR"); d != "" {
+func projectDir(cwd, user string, getenv func(string) string) string {
+	if d := getenv("CLAUDE_PROJECT_DIR"); d != "" {
 		return d
 	}
 	if cwd == "" || !filepath.IsAbs(cwd) {

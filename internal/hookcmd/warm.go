@@ -73,7 +73,7 @@ func dialWarm(cfg *config.Config, agent string) *os.File {
 // askWarm has the judge on c answer the call on stdin; anything that goes
 // wrong once connected denies.
 func (h *hook) askWarm(c *os.File, cfg *config.Config, agent string, stdin io.Reader) int {
-	req := judgesock.Request{Config: cfg.File, Digest: cfg.Digest, Agent: agent, Exec: h.flags.Exec, ExecProblem: h.flags.ExecProblem}
+	req := judgesock.Request{Config: cfg.File, Digest: cfg.Digest, Agent: agent, Exec: h.flags.Exec, ExecProblem: h.flags.ExecProblem, Env: judgesock.Environ(judgesock.HookEnv)}
 	code, err := judgesock.Ask(c, req, stdin, h.stdout, h.stderr)
 	if err != nil {
 		return h.deny("%v", err)
@@ -200,7 +200,11 @@ func (w *WarmJudge) answer(c *net.UnixConn, agent string) {
 	w.last = time.Now()
 	w.mu.Unlock()
 	var out, errOut bytes.Buffer
-	h := &hook{flags: Flags{Config: w.cfg.File, Agent: agent, Exec: req.Exec, ExecProblem: req.ExecProblem}, stdout: &out, stderr: &errOut}
+	env := req.Env
+	if env == nil {
+		env = map[string]string{}
+	}
+	h := &hook{flags: Flags{Config: w.cfg.File, Agent: agent, Exec: req.Exec, ExecProblem: req.ExecProblem}, stdout: &out, stderr: &errOut, env: env}
 	code := h.guard(func() int {
 		data, err := io.ReadAll(br)
 		if err != nil {

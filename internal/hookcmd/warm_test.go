@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/judgesock"
 	"github.com/vaultgate/vaultgate/rules"
 	"github.com/vaultgate/vaultgate/server"
 )
@@ -220,4 +221,48 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// The judge reads Claude Code's settings where the asking hook's
+// environment says they are, not where its own does: two sessions of
+// one config in two projects share a judge.
+func TestWarmJudgeReadsTheHooksEnv(t *testing.T) {
+	dir, cfgPath := vault(t)
+	f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[bash]\nwall = \"required\"\n")
+	f.Close()
+	project := t.TempDir()
+	os.MkdirAll(filepath.Join(project, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"sandbox":{"enabled":true}}`), 0o644)
+	t.Setenv("CLAUDE_PROJECT_DIR", "") // the judge's own says nothing
+	startJudge(t, cfgPath)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bash := input(dir, "Bash", map[string]any{"command": "ls"})
+	for _, c := range []struct {
+		env     map[string]string
+		sandbox bool
+	}{
+		{map[string]string{"CLAUDE_PROJECT_DIR": project, "HOME": t.TempDir()}, true},
+		{map[string]string{"HOME": t.TempDir()}, false},
+	} {
+		conn := dialWarm(cfg, "default")
+		if conn == nil {
+			t.Fatal("no judge")
+		}
+		req := judgesock.Request{Config: cfg.File, Digest: cfg.Digest, Agent: "default", Exec: "/usr/bin/true", Env: c.env}
+		var out, errOut bytes.Buffer
+		code, err := judgesock.Ask(conn, req, strings.NewReader(bash), &out, &errOut)
+		if err != nil || code != ExitAnswered {
+			t.Fatalf("%v: %d %v %s", c.env, code, err, errOut.String())
+		}
+		if got := strings.Contains(out.String(), "Claude Code's own sandbox is on"); got != c.sandbox {
+			t.Errorf("%v: sandbox seen %v, want %v: %s", c.env, got, c.sandbox, out.String())
+		}
+	}
 }

@@ -43,6 +43,25 @@ type Request struct {
 	Agent       string `json:"agent"`
 	Exec        string `json:"exec"` // the vaultgate an allowed Bash runs through; "" refuses Bash
 	ExecProblem string `json:"exec_problem,omitempty"`
+	// Env is the hook's environment that judging reads (Claude Code's
+	// project and settings folders, which differ from session to session
+	// while the judge's own environment is the first hook's).
+	Env map[string]string `json:"env"`
+}
+
+// HookEnv names the variables a hook sends in Request.Env: those the
+// judging reads (hookcmd's check of Claude Code's sandbox settings).
+var HookEnv = []string{"CLAUDE_PROJECT_DIR", "CLAUDE_CONFIG_DIR", "HOME"}
+
+// Environ is this process's value of each of keys that is set.
+func Environ(keys []string) map[string]string {
+	env := make(map[string]string, len(keys))
+	for _, k := range keys {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // Answer is the judge's reply: what the hook prints, and its exit status.
