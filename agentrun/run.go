@@ -181,7 +181,7 @@ func Run(ctx context.Context, o Options) (int, error) {
 		ln.Close()
 		return 0, fail("server", "%v", err)
 	}
-	gate, closeGate, err := server.Open(cfg, server.OpenOptions{WallHelper: o.Helper, StartUp: true, Log: logw,
+	gate, closeGate, err := server.Open(cfg, server.OpenOptions{WallHelper: o.Helper, HelperAhead: true, StartUp: true, Log: logw,
 		Agents: []string{pol.Name}, Rules: rules.Chain})
 	if err != nil {
 		ln.Close()

@@ -49,6 +49,11 @@ type Request struct {
 	// alone, contained but not walled.
 	Wall *WallConfig
 
+	// Ahead starts the wall's helper of the next call when this one ends,
+	// for a server that runs many: the next walled call then skips its
+	// helper's start (ahead_linux.go).
+	Ahead bool
+
 	contain containMode // tests force the fallback with it
 }
 
@@ -131,6 +136,7 @@ func Run(ctx context.Context, r Request) (Result, error) {
 		timeout: r.Timeout,
 		max:     r.MaxOutput,
 		secrets: r.Secrets,
+		ahead:   r.Ahead,
 		contain: r.contain,
 	}
 	if c.timeout == 0 {
@@ -193,6 +199,7 @@ type call struct {
 	timeout time.Duration
 	max     int
 	secrets []Secret
+	ahead   bool
 	contain containMode
 }
 

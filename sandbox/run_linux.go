@@ -27,7 +27,7 @@ func run(ctx context.Context, c *call) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var status *os.File
+	var plan []byte
 	if c.wall != nil {
 		undo, err := makePlaceholders(c.wall.Placeholders)
 		if err != nil {
@@ -35,51 +35,30 @@ func run(ctx context.Context, c *call) (Result, error) {
 		}
 		// Every process of the call has ended when run returns.
 		defer undo()
-		var closeChild func()
-		spec, status, closeChild, err = wallLaunch(c, spec)
-		if err != nil {
+		if spec, plan, err = wallLaunch(c, spec); err != nil {
 			return Result{}, err
 		}
-		defer closeChild()
-		defer status.Close()
+		if c.ahead {
+			// Last of all, once this call's processes have ended: the
+			// helper of the next call (ahead_linux.go).
+			defer startAhead(spec)
+		}
 	}
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		return Result{}, fmt.Errorf("sandbox: stdin: %w", err)
-	}
-	defer devnull.Close()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return Result{}, fmt.Errorf("sandbox: stdout pipe: %w", err)
-	}
-	defer outR.Close()
-	defer outW.Close()
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		return Result{}, fmt.Errorf("sandbox: stderr pipe: %w", err)
-	}
-	defer errR.Close()
-	defer errW.Close()
-
 	begin := time.Now()
-	cont, cmd, err := start(c.contain, spec, devnull, outW, errW, []*os.File{outR, errR})
-	if err != nil {
+	var l launched
+	if sp := takeSpareFor(c, spec, plan); sp != nil {
+		l = launched{cont: sp.cont, cmd: sp.cmd, devnull: sp.devnull, outR: sp.outR, errR: sp.errR, status: sp.status}
+	} else if l, err = launch(c, spec, plan); err != nil {
 		return Result{}, err
 	}
-	// Only the child holds the write ends now: when the call's processes
-	// are gone, the readers see EOF.
-	outW.Close()
-	errW.Close()
-	cont.started(cmd.Process)
+	defer l.close()
+	cont, cmd, outR, errR, status := l.cont, l.cmd, l.outR, l.errR, l.status
 	type wallStatus struct {
 		upper *os.File
 		err   error
 	}
 	var wallErr chan wallStatus
 	if status != nil {
-		for _, f := range spec.files {
-			f.Close()
-		}
 		wallErr = make(chan wallStatus, 1)
 		wantUpper := c.wall.Overlay != nil && c.wall.Overlay.Memory != nil
 		go func() {
@@ -159,6 +138,83 @@ func run(ctx context.Context, c *call) (Result, error) {
 		res.Upper = nil
 	}
 	return res, contErr
+}
+
+// launched is a call's first process, started, and the server's ends of
+// its files.
+type launched struct {
+	cont    containment
+	cmd     *exec.Cmd
+	devnull *os.File
+	outR    *os.File
+	errR    *os.File
+	status  *os.File // the helper's status socket; nil unwalled
+}
+
+func (l *launched) close() {
+	for _, f := range []*os.File{l.devnull, l.outR, l.errR, l.status} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// takeSpareFor is a helper started ahead for a walled call of a server
+// that runs many (Request.Ahead), given its plan; nil otherwise.
+func takeSpareFor(c *call, spec launchSpec, plan []byte) *spare {
+	if c.wall == nil || !c.ahead || c.contain != containAuto {
+		return nil
+	}
+	return takeSpare(spec, plan)
+}
+
+// launch starts the call's first process now: bash, or the wall's helper
+// with plan (nil unwalled) on a sealed file.
+func launch(c *call, spec launchSpec, plan []byte) (launched, error) {
+	var l launched
+	fail := func(err error) (launched, error) { l.close(); return launched{}, err }
+	var child []*os.File // the child's ends, closed once it has them
+	defer func() {
+		for _, f := range child {
+			f.Close()
+		}
+	}()
+	if plan != nil {
+		pf, err := planFileOf(plan)
+		if err != nil {
+			return fail(err)
+		}
+		child = append(child, pf)
+		sr, sw, err := statusSocket()
+		if err != nil {
+			return fail(fmt.Errorf("sandbox: wall: status socket: %w", err))
+		}
+		l.status = sr
+		child = append(child, sw)
+		spec.files = []*os.File{pf, sw}
+	}
+	var err error
+	if l.devnull, err = os.Open(os.DevNull); err != nil {
+		return fail(fmt.Errorf("sandbox: stdin: %w", err))
+	}
+	var outW, errW *os.File
+	if l.outR, outW, err = os.Pipe(); err != nil {
+		return fail(fmt.Errorf("sandbox: stdout pipe: %w", err))
+	}
+	child = append(child, outW)
+	if l.errR, errW, err = os.Pipe(); err != nil {
+		return fail(fmt.Errorf("sandbox: stderr pipe: %w", err))
+	}
+	child = append(child, errW)
+	cont, cmd, err := start(c.contain, spec, l.devnull, outW, errW, []*os.File{l.outR, l.errR})
+	if err != nil {
+		return fail(err)
+	}
+	// Only the child holds its ends now: when the call's processes are
+	// gone, the readers see EOF.
+	cont.started(cmd.Process)
+	l.cont, l.cmd = cont, cmd
+	return l, nil
 }
 
 // start starts bash contained as mode says: in a pid namespace where the

@@ -39,11 +39,11 @@ func wallCloneflags(w *Wall) uintptr {
 // /proc/self/exe (this very binary, even if the file was replaced since),
 // with HelperArg, the plan on fd 3 and the status pipe on fd 4. The helper
 // gets no environment of its own: bash's is in the plan.
-func wallLaunch(c *call, bash launchSpec) (launchSpec, *os.File, func(), error) {
+func wallLaunch(c *call, bash launchSpec) (launchSpec, []byte, error) {
 	w := c.wall
 	mnt, err := mountNS()
 	if err != nil {
-		return launchSpec{}, nil, nil, fmt.Errorf("sandbox: wall: own mount namespace: %w", err)
+		return launchSpec{}, nil, fmt.Errorf("sandbox: wall: own mount namespace: %w", err)
 	}
 	w.HostMountNS = mnt
 	plan := helperPlan{Version: planVersion, Wall: w, Bash: bash.path, Args: bash.args, Env: bash.env, Dir: bash.dir, UserNS: os.Geteuid() != 0, HostMNT: mnt}
@@ -53,25 +53,19 @@ func wallLaunch(c *call, bash launchSpec) (launchSpec, *os.File, func(), error) 
 	if w.TmpDir != "" {
 		plan.Env = mergeEnv(plan.Env, []string{"TMPDIR=" + w.TmpDir})
 	}
-	pf, err := planFile(&plan)
+	b, err := json.Marshal(&plan)
 	if err != nil {
-		return launchSpec{}, nil, nil, err
-	}
-	sr, sw, err := statusSocket()
-	if err != nil {
-		pf.Close()
-		return launchSpec{}, nil, nil, fmt.Errorf("sandbox: wall: status socket: %w", err)
+		return launchSpec{}, nil, fmt.Errorf("sandbox: wall: plan: %w", err)
 	}
 	spec := bash
 	spec.path = helperPath(w.Helper)
 	spec.args = []string{HelperBinary, HelperArg}
 	spec.env = []string{}
 	spec.dir = "/"
-	spec.files = []*os.File{pf, sw}
+	spec.files = nil
 	spec.walled = true
 	spec.attr.Cloneflags |= wallCloneflags(w)
-	closeChild := func() { pf.Close(); sw.Close() }
-	return spec, sr, closeChild, nil
+	return spec, b, nil
 }
 
 // statusSocket is the helper's status channel (server's end, helper's
@@ -92,6 +86,11 @@ func planFile(p *helperPlan) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: wall: plan: %w", err)
 	}
+	return planFileOf(b)
+}
+
+// planFileOf is planFile of a plan already encoded.
+func planFileOf(b []byte) (*os.File, error) {
 	fd, err := unix.MemfdCreate("vaultgate-wall-plan", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: wall: memfd: %w", err)

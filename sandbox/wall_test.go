@@ -130,7 +130,9 @@ func must(t testing.TB, err error) {
 	}
 }
 
-// walled runs command under the required wall for the zone table.
+// walled runs command under the required wall for the zone table, as a
+// server does: with its helper started ahead (after the first call, most
+// calls of these tests take a helper another call started).
 func walled(t *testing.T, tab *zones.Table, dir, command string, mod ...func(*Request)) Result {
 	t.Helper()
 	L := requireWall(t)
@@ -138,6 +140,7 @@ func walled(t *testing.T, tab *zones.Table, dir, command string, mod ...func(*Re
 		Command: command, Dir: dir, Env: []string{"PATH", "LANG"}, Environ: os.Environ(),
 		Timeout: 30 * time.Second,
 		Wall:    &WallConfig{Zones: tab, Required: true, Layers: L},
+		Ahead:   true,
 	}
 	for _, m := range mod {
 		m(&r)

@@ -25,6 +25,9 @@ type OpenOptions struct {
 	Dry bool
 	// WallHelper is the OS wall's helper binary (tools.Vault.WallHelper).
 	WallHelper string
+	// HelperAhead starts each walled bash call's helper ahead
+	// (tools.Vault.HelperAhead): for a server, which runs many calls.
+	HelperAhead bool
 	// Log receives what the start-up did that a person should know (the
 	// commits it finished); nil is os.Stderr.
 	Log io.Writer
@@ -72,7 +75,7 @@ func Open(cfg *config.Config, opt OpenOptions) (g *Gate, closeAll func(), err er
 			return nil, nil, err
 		}
 	}
-	vault := &tools.Vault{Root: cfg.Vault, Fs: rfs, WallHelper: opt.WallHelper, StateDir: VaultStateDir(cfg)}
+	vault := &tools.Vault{Root: cfg.Vault, Fs: rfs, WallHelper: opt.WallHelper, HelperAhead: opt.HelperAhead, StateDir: VaultStateDir(cfg)}
 	gopt := Options{Audit: w}
 	if kept != nil {
 		gopt.History = kept

@@ -103,6 +103,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 			Secrets:  secrets,
 			Timeout:  timeout,
 			Wall:     callWall,
+			Ahead:    s.Vault.HelperAhead,
 		})
 		if err != nil && (res.Duration == 0 || tx != nil) {
 			// Cut short (the call's context ended): nothing of it is applied.

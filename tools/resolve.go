@@ -26,6 +26,10 @@ type Vault struct {
 	// WallHelper is the OS wall's helper binary for bash
 	// (sandbox.WallConfig.Helper); "" re-executes the running binary.
 	WallHelper string
+	// HelperAhead starts each walled call's helper ahead, when the call
+	// before it ends (sandbox.Request.Ahead): for a server, which runs
+	// many; not for vaultgate exec, which runs one.
+	HelperAhead bool
 	// StateDir is the server's state folder, where a walled bash call's
 	// overlay layer is made (txn.NewLayer): never inside the vault.
 	StateDir string

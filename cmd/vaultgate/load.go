@@ -38,7 +38,7 @@ func (s *source) load() (*config.Config, error) {
 // binary, and by this binary re-executed otherwise (go run).
 // Only the agents named have their config rules compiled; none is all.
 func openGate(cfg *config.Config, dry bool, agents ...string) (*server.Gate, func(), error) {
-	return server.Open(cfg, server.OpenOptions{Dry: dry, WallHelper: sandbox.HelperBeside(), StartUp: !dry, Agents: agents, Rules: rules.Chain})
+	return server.Open(cfg, server.OpenOptions{Dry: dry, WallHelper: sandbox.HelperBeside(), HelperAhead: !dry, StartUp: !dry, Agents: agents, Rules: rules.Chain})
 }
 
 // openFailed is the exit status of a gate that did not open: a config

@@ -1,0 +1,207 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A walled call spends 2.5-3.5 ms before its helper runs a line of its
+// own: the clone of its namespaces, the exec, the Go runtime's start. None
+// of that depends on the call, since the helper learns what to do only
+// from its plan. So for a server that runs many calls (Request.Ahead)
+// the helper of the next call is started ahead, when a call ends, with its
+// plan descriptor the read end of a pipe that nothing has written yet; the
+// next call writes its plan there, and the helper, blocked reading it,
+// carries on as if it had just started. Its files (stdin, the output
+// pipes, the status socket) are made for it then, as for any call.
+//
+// Its mount namespace is a copy of the server's as it was when it
+// started: a spare is used only while the server's mount table is still
+// what it was then, and is thrown away otherwise, or when the call needs
+// another helper or other namespaces.
+
+// spare is a helper started ahead, waiting for its plan.
+type spare struct {
+	key     string
+	mounts  [sha256.Size]byte // the server's mount table when it started
+	cont    containment
+	cmd     *exec.Cmd
+	plan    *os.File // the write end of the helper's plan pipe
+	status  *os.File // the server's end of the status socket
+	devnull *os.File
+	outR    *os.File
+	errR    *os.File
+}
+
+var spares struct {
+	sync.Mutex
+	ready    map[string]*spare
+	starting map[string]chan struct{} // closed when the start has ended
+}
+
+// spareWait bounds how long a call waits for a spare that is starting:
+// about what starting its own helper would take.
+const spareWait = 5 * time.Millisecond
+
+// spareHits counts the calls a spare served, for the tests.
+var spareHits atomic.Int64
+
+// planWrite bounds the write of a plan to a spare, which reads it at once.
+const planWrite = 5 * time.Second
+
+// aheadKey is what a spare must have been started with to serve spec:
+// everything but its files. "" for a spec that no spare serves.
+func aheadKey(spec launchSpec) string {
+	a := spec.attr
+	if !spec.walled || a.Credential != nil || len(a.AmbientCaps) > 0 || a.Ptrace || a.Foreground || a.Setctty || a.Noctty || a.Chroot != "" {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00%q\x00%q\x00%s\x00%x\x00%t\x00%d\x00%v\x00%v\x00%t",
+		spec.path, spec.args, spec.env, spec.dir, a.Cloneflags, a.Setsid, a.Pdeathsig, a.UidMappings, a.GidMappings, a.GidMappingsEnableSetgroups)
+}
+
+func mountTable() ([sha256.Size]byte, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return sha256.Sum256(b), nil
+}
+
+// takeSpare is the spare for spec, given the plan it is to run, or nil
+// when there is none to use. A spare that can't take its plan is ended.
+func takeSpare(spec launchSpec, plan []byte) *spare {
+	key := aheadKey(spec)
+	if key == "" {
+		return nil
+	}
+	spares.Lock()
+	if starting := spares.starting[key]; spares.ready[key] == nil && starting != nil {
+		// Half started already: sooner done than a start from nothing.
+		spares.Unlock()
+		select {
+		case <-starting:
+		case <-time.After(spareWait):
+		}
+		spares.Lock()
+	}
+	sp := spares.ready[key]
+	delete(spares.ready, key)
+	spares.Unlock()
+	if sp == nil {
+		return nil
+	}
+	if now, err := mountTable(); err != nil || now != sp.mounts {
+		sp.discard()
+		return nil
+	}
+	sp.plan.SetWriteDeadline(time.Now().Add(planWrite))
+	_, err := sp.plan.Write(plan)
+	if cerr := sp.plan.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// It died or hung while it waited: a fresh helper serves the call.
+		sp.discard()
+		return nil
+	}
+	spareHits.Add(1)
+	return sp
+}
+
+// discard ends a spare that will serve no call.
+func (sp *spare) discard() {
+	sp.cont.kill()
+	sp.cmd.Wait()
+	for _, f := range []*os.File{sp.plan, sp.status, sp.devnull, sp.outR, sp.errR} {
+		f.Close()
+	}
+}
+
+// startAhead starts a spare for spec in the background, unless one is
+// ready or starting.
+func startAhead(spec launchSpec) {
+	key := aheadKey(spec)
+	if key == "" {
+		return
+	}
+	spares.Lock()
+	if spares.ready == nil {
+		spares.ready, spares.starting = map[string]*spare{}, map[string]chan struct{}{}
+	}
+	if spares.ready[key] != nil || spares.starting[key] != nil {
+		spares.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	spares.starting[key] = done
+	spares.Unlock()
+	go func() {
+		sp, err := newSpare(key, spec)
+		spares.Lock()
+		defer spares.Unlock()
+		delete(spares.starting, key)
+		defer close(done)
+		if err == nil {
+			if old := spares.ready[key]; old != nil {
+				go old.discard()
+			}
+			spares.ready[key] = sp
+		}
+		// A spare that did not start costs nothing: the next call starts
+		// its helper itself, and says why if it can't.
+	}()
+}
+
+func newSpare(key string, spec launchSpec) (*spare, error) {
+	mounts, err := mountTable()
+	if err != nil {
+		return nil, err
+	}
+	planR, planW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	sr, sw, err := statusSocket()
+	if err != nil {
+		planR.Close()
+		planW.Close()
+		return nil, err
+	}
+	sp := &spare{key: key, mounts: mounts, plan: planW, status: sr}
+	var outW, errW *os.File
+	closeAll := func() {
+		for _, f := range []*os.File{planR, planW, sr, sw, sp.devnull, sp.outR, outW, sp.errR, errW} {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	if sp.devnull, err = os.Open(os.DevNull); err == nil {
+		if sp.outR, outW, err = os.Pipe(); err == nil {
+			sp.errR, errW, err = os.Pipe()
+		}
+	}
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	spec.files = []*os.File{planR, sw}
+	cont, cmd, err := start(containAuto, spec, sp.devnull, outW, errW, nil)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	// Only the helper holds its ends now.
+	for _, f := range []*os.File{planR, sw, outW, errW} {
+		f.Close()
+	}
+	cont.started(cmd.Process)
+	sp.cont, sp.cmd = cont, cmd
+	return sp, nil
+}

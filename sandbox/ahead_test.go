@@ -1,0 +1,110 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vaultgate/vaultgate/zones"
+	"golang.org/x/sys/unix"
+)
+
+// readySpare waits for a spare to be ready and returns it (still in the
+// pool).
+func readySpare(t *testing.T) *spare {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		spares.Lock()
+		for _, sp := range spares.ready {
+			spares.Unlock()
+			return sp
+		}
+		spares.Unlock()
+	}
+	t.Fatal("no spare helper was started after a call")
+	return nil
+}
+
+// TestWallAhead: after a walled call of a server (Request.Ahead), the
+// next call's helper is started ahead and serves the next call, whose
+// output and wall are a fresh helper's; a spare is not used once the
+// server's mount table has changed, nor once it has died, and the call is
+// made all the same.
+func TestWallAhead(t *testing.T) {
+	v := newZoneVault(t, zones.Edit, nil)
+	walled(t, v.tab, v.dir, "true")
+	readySpare(t)
+	hits := spareHits.Load()
+	res := walled(t, v.tab, v.dir, `echo two; cat e/f.txt; cat h/f.txt; touch /x 2>&1 | tail -c 30`)
+	if spareHits.Load() != hits+1 {
+		t.Fatalf("the call after a call did not take the spare (%d hits, were %d)", spareHits.Load(), hits)
+	}
+	if !strings.HasPrefix(res.Stdout, "two\n") || strings.Contains(res.Stdout, hiddenMark) || res.ExitCode != 0 {
+		t.Errorf("through a spare: exit %d, %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+
+	// The server's mounts change: the spare has a copy of the old ones.
+	readySpare(t)
+	hits = spareHits.Load()
+	mnt := t.TempDir()
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+	defer unix.Unmount(mnt, unix.MNT_DETACH)
+	if res := walled(t, v.tab, v.dir, "echo three"); res.Stdout != "three\n" || spareHits.Load() != hits {
+		t.Errorf("after a mount: %q, %d hits (were %d)", res.Stdout, spareHits.Load(), hits)
+	}
+
+	// The spare dies while it waits.
+	sp := readySpare(t)
+	hits = spareHits.Load()
+	sp.cmd.Process.Signal(syscall.SIGKILL)
+	stat := filepath.Join("/proc", strconv.Itoa(sp.cmd.Process.Pid), "stat")
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if b, err := os.ReadFile(stat); err != nil || strings.Contains(string(b), ") Z ") {
+			break // gone, or dead and not yet reaped
+		}
+	}
+	if res := walled(t, v.tab, v.dir, "echo four"); res.Stdout != "four\n" || spareHits.Load() != hits {
+		t.Errorf("after the spare died: %q, %d hits (were %d)", res.Stdout, spareHits.Load(), hits)
+	}
+}
+
+// TestAheadKey: a spare serves only a spec it was started as, files
+// aside; a spec with credentials or capabilities of its own is served by
+// none.
+func TestAheadKey(t *testing.T) {
+	base := launchSpec{path: "/h", args: []string{"h", HelperArg}, env: []string{}, dir: "/", walled: true,
+		attr: syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Setsid: true, Pdeathsig: syscall.SIGKILL}}
+	k := aheadKey(base)
+	if k == "" {
+		t.Fatal("a walled spec has no key")
+	}
+	withFiles := base
+	withFiles.files = []*os.File{os.Stdin}
+	if aheadKey(withFiles) != k {
+		t.Error("the files changed the key")
+	}
+	for name, mod := range map[string]func(*launchSpec){
+		"helper": func(s *launchSpec) { s.path = "/other" },
+		"flags":  func(s *launchSpec) { s.attr.Cloneflags |= syscall.CLONE_NEWNET },
+		"maps": func(s *launchSpec) {
+			s.attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 1000, Size: 1}}
+		},
+		"pdeath":   func(s *launchSpec) { s.attr.Pdeathsig = 0 },
+		"unwalled": func(s *launchSpec) { s.walled = false },
+		"creds":    func(s *launchSpec) { s.attr.Credential = &syscall.Credential{Uid: 1} },
+	} {
+		s := base
+		mod(&s)
+		if got := aheadKey(s); got == k {
+			t.Errorf("%s: same key", name)
+		}
+	}
+}
