@@ -82,14 +82,18 @@ func TestWallAhead(t *testing.T) {
 func TestAheadKey(t *testing.T) {
 	base := launchSpec{path: "/h", args: []string{"h", HelperArg}, env: []string{}, dir: "/", walled: true,
 		attr: syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Setsid: true, Pdeathsig: syscall.SIGKILL}}
-	k := aheadKey(base)
+	first := []byte(`{"version":4}`)
+	k := aheadKey(base, first)
 	if k == "" {
 		t.Fatal("a walled spec has no key")
 	}
 	withFiles := base
 	withFiles.files = []*os.File{os.Stdin}
-	if aheadKey(withFiles) != k {
+	if aheadKey(withFiles, first) != k {
 		t.Error("the files changed the key")
+	}
+	if aheadKey(base, []byte(`{"version":4,"ahead":{"mount":true,"pid_max":64}}`)) == k {
+		t.Error("another first plan: same key")
 	}
 	for name, mod := range map[string]func(*launchSpec){
 		"helper": func(s *launchSpec) { s.path = "/other" },
@@ -103,8 +107,43 @@ func TestAheadKey(t *testing.T) {
 	} {
 		s := base
 		mod(&s)
-		if got := aheadKey(s); got == k {
+		if got := aheadKey(s, first); got == k {
 			t.Errorf("%s: same key", name)
+		}
+	}
+}
+
+// TestAgrees: a helper started ahead takes only a call's plan that its
+// first plan was made for.
+func TestAgrees(t *testing.T) {
+	call := func() *helperPlan {
+		return &helperPlan{Version: planVersion, HostMNT: 7, Wall: &Wall{HostMountNS: 7, RunAs: &User{Name: "a", UID: 5, GID: 5},
+			Layers: Layers{Mount: true, PidMax: true}, Limits: Limits{Procs: 64}}}
+	}
+	ahead := func(p *helperPlan) *helperPlan {
+		a := aheadOf(p)
+		return &helperPlan{Version: planVersion, Ahead: &a, HostMNT: p.HostMNT, UserNS: p.UserNS}
+	}
+	if err := agrees(ahead(call()), call()); err != nil {
+		t.Fatalf("the plan it was made for: %v", err)
+	}
+	for name, mod := range map[string]func(*helperPlan){
+		"another host namespace":     func(p *helperPlan) { p.HostMNT, p.Wall.HostMountNS = 8, 8 },
+		"the wall's host namespace":  func(p *helperPlan) { p.Wall.HostMountNS = 8 },
+		"a user namespace":           func(p *helperPlan) { p.UserNS = true },
+		"another user":               func(p *helperPlan) { p.Wall.RunAs = &User{Name: "b", UID: 6, GID: 6} },
+		"no user":                    func(p *helperPlan) { p.Wall.RunAs = nil },
+		"another pid_max":            func(p *helperPlan) { p.Wall.Limits.Procs = 65 },
+		"no new root":                func(p *helperPlan) { p.Wall.Layers.Mount = false },
+		"a probe":                    func(p *helperPlan) { p.Probe = true },
+		"a first plan, not a call's": func(p *helperPlan) { a := aheadOf(p); p.Ahead = &a },
+		"no wall":                    func(p *helperPlan) { p.Wall = nil },
+	} {
+		c := call()
+		first := ahead(call())
+		mod(c)
+		if err := agrees(first, c); err == nil {
+			t.Errorf("%s: agreed", name)
 		}
 	}
 }

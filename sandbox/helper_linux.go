@@ -25,8 +25,9 @@ const HelperArg = "-vaultgate-wall-helper"
 // The helper's descriptors: the plan (a sealed memfd) and the status pipe
 // on which it says "ready" just before it execs bash, or why it could not.
 const (
-	planFD   = 3
-	statusFD = 4
+	planFD     = 3
+	statusFD   = 4
+	callPlanFD = 5 // a helper started ahead: the call's plan, when it comes
 )
 
 // planVersion names what a plan means. The helper may be a binary of
@@ -35,7 +36,7 @@ const (
 // missing: it refuses any other version, and any field it does not know.
 // Bump it whenever a plan's fields or their meaning change
 // (TestPlanShapeIsVersioned notices a change of fields).
-const planVersion = 3
+const planVersion = 4
 
 // helperPlan is what the helper reads on planFD.
 type helperPlan struct {
@@ -48,6 +49,29 @@ type helperPlan struct {
 	Dir     string   `json:"dir"`
 	UserNS  bool     `json:"user_ns"`
 	HostMNT uint64   `json:"host_mnt"`
+	// Ahead is the first plan of a helper started ahead of its call
+	// (ahead_linux.go): what it may build of the root before the call's
+	// own plan comes on callPlanFD, which must agree with it.
+	Ahead *aheadPlan `json:"ahead,omitempty"`
+}
+
+// aheadPlan is what of a call's wall a helper started ahead may build
+// before it knows the call: the new root's system folders, /proc and
+// /dev, which depend on nothing but these.
+type aheadPlan struct {
+	Mount  bool  `json:"mount"` // the wall has the new root at all
+	RunAs  *User `json:"run_as,omitempty"`
+	PidMax int   `json:"pid_max"` // pid_max of the call's /proc; 0 for none
+}
+
+// aheadOf is what a helper started ahead of the call p may build.
+func aheadOf(p *helperPlan) aheadPlan {
+	w := p.Wall
+	a := aheadPlan{Mount: w.Layers.Mount, RunAs: w.RunAs}
+	if w.Layers.PidMax && w.Layers.Mount {
+		a.PidMax = int(w.Limits.Procs)
+	}
+	return a
 }
 
 // IsHelper reports whether this process was started as the wall's helper.
@@ -82,6 +106,7 @@ func Helper() (code int) {
 	}
 	unix.CloseOnExec(planFD)
 	unix.CloseOnExec(statusFD)
+	unix.CloseOnExec(callPlanFD)
 	pf := os.NewFile(planFD, "plan")
 	if pf == nil {
 		return fail(errors.New("no plan"))
@@ -100,10 +125,34 @@ func Helper() (code int) {
 		json.NewEncoder(status).Encode(rep)
 		return 0
 	}
+	var pre *root
+	if p.Ahead != nil {
+		// Started ahead: build what the call can't change, then wait for it.
+		if pre, err = prepareAhead(p); err != nil {
+			return fail(err)
+		}
+		cf := os.NewFile(callPlanFD, "call plan")
+		if cf == nil {
+			return fail(errors.New("no call plan"))
+		}
+		b, err := io.ReadAll(io.LimitReader(cf, 16<<20))
+		cf.Close()
+		if err != nil {
+			return fail(fmt.Errorf("reading the call's plan: %w", err))
+		}
+		call, err := decodePlan(b)
+		if err != nil {
+			return fail(err)
+		}
+		if err := agrees(p, call); err != nil {
+			return fail(err)
+		}
+		p = call
+	}
 	if p.Wall == nil {
 		return fail(errors.New("no wall in the plan"))
 	}
-	if err := raise(p); err != nil {
+	if err := raise(p, pre); err != nil {
 		return fail(err)
 	}
 	status.WriteString("ready\n")
@@ -126,11 +175,48 @@ func decodePlan(b []byte) (*helperPlan, error) {
 	return &p, nil
 }
 
+// prepareAhead builds, for a helper started ahead, the part of the new
+// root that its first plan allows; nil when the wall has no new root.
+func prepareAhead(p *helperPlan) (*root, error) {
+	a := p.Ahead
+	if os.Getpid() != 1 {
+		return nil, errors.New("not at pid 1 of a pid namespace of its own")
+	}
+	if !a.Mount {
+		return nil, nil
+	}
+	ns, err := mountNS()
+	if err != nil || ns == p.HostMNT || p.HostMNT == 0 {
+		// Never touch the host's mounts.
+		return nil, fmt.Errorf("not in a mount namespace of its own (%v)", err)
+	}
+	wallPidMax = a.PidMax
+	return prepareRoot(a.RunAs)
+}
+
+// agrees checks that the call's plan is one its helper, started ahead
+// with plan ahead, was ready for: the same host, user namespace, and
+// root.
+func agrees(ahead, call *helperPlan) error {
+	if call.Wall == nil || call.Ahead != nil || call.Probe {
+		return errors.New("the call's plan is not a wall's")
+	}
+	want := aheadOf(call)
+	got := *ahead.Ahead
+	sameUser := (want.RunAs == nil) == (got.RunAs == nil) && (want.RunAs == nil || *want.RunAs == *got.RunAs)
+	if call.HostMNT != ahead.HostMNT || call.Wall.HostMountNS != ahead.HostMNT || call.UserNS != ahead.UserNS ||
+		want.Mount != got.Mount || want.PidMax != got.PidMax || !sameUser {
+		return errors.New("the call's plan is not the one this helper was started ahead for")
+	}
+	return nil
+}
+
 // raise builds the wall from the outside in: the mounts while it may still
 // mount, then limits, the bounding set, the user switch, no_new_privs,
 // Landlock, and the last capabilities, since each step takes away what the
-// ones before it needed.
-func raise(p *helperPlan) error {
+// ones before it needed. pre is the root a helper started ahead began
+// (prepareAhead), or nil.
+func raise(p *helperPlan, pre *root) error {
 	w := p.Wall
 	L := w.Layers
 	if os.Getpid() != 1 {
@@ -140,14 +226,23 @@ func raise(p *helperPlan) error {
 		wallPidMax = int(w.Limits.Procs)
 	}
 	if L.Mount {
-		ns, err := mountNS()
-		if err != nil || ns == w.HostMountNS || w.HostMountNS == 0 {
-			// Never touch the host's mounts.
-			return fmt.Errorf("not in a mount namespace of its own (%v)", err)
+		if pre == nil {
+			// (A helper started ahead checked this in prepareAhead, for
+			// the same host namespace: agrees.)
+			ns, err := mountNS()
+			if err != nil || ns == w.HostMountNS || w.HostMountNS == 0 {
+				// Never touch the host's mounts.
+				return fmt.Errorf("not in a mount namespace of its own (%v)", err)
+			}
+			if pre, err = prepareRoot(w.RunAs); err != nil {
+				return err
+			}
 		}
-		if err := buildRoot(w, p.UserNS); err != nil {
+		if err := finishRoot(pre, w, p.UserNS); err != nil {
 			return err
 		}
+	} else if pre != nil {
+		return errors.New("a root was begun for a wall that has none")
 	}
 	dir := p.Dir
 	if err := unix.Chdir(dir); err != nil {
@@ -222,11 +317,25 @@ const (
 	newRoot = "/newroot"
 )
 
-func buildRoot(w *Wall, userNS bool) error {
+// The new root is built in two parts: prepareRoot, which depends on no
+// zone (and which a helper started ahead does before its call comes), and
+// finishRoot, the call's own.
+
+// prepareRoot is the part of the new root that depends on no zone:
+// the mounts made private, the host moved aside, and the new root's
+// system folders, /proc, /dev and scratch folders.
+func prepareRoot(runAs *User) (*root, error) {
 	r := &root{tmpfs: map[uint64]bool{}, uid: os.Getuid(), gid: os.Getgid()}
-	if w.RunAs != nil {
-		r.uid, r.gid = w.RunAs.UID, w.RunAs.GID
+	if runAs != nil {
+		r.uid, r.gid = runAs.UID, runAs.GID
 	}
+	if err := r.prepare(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *root) prepare() error {
 	// Nothing done here may reach the host's mount table.
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making mounts private: %w", err)
@@ -272,6 +381,13 @@ func buildRoot(w *Wall, userNS bool) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// finishRoot is the rest of the new root: the call's home and hidden
+// folders, the vault and its zones, everything made read-only, and the
+// pivot into the new root.
+func finishRoot(r *root, w *Wall, userNS bool) error {
 	for _, h := range append(w.Hide, w.Home) {
 		if h == "" {
 			continue

@@ -139,6 +139,7 @@ var planShapes = map[int]string{
 	1: "e5efb1ae20b4582e",
 	2: "b1c03e9dd380f504", // Wall.Overlay, Layers.Overlay
 	3: "fc0acddba6f9d6be", // Overlay.Memory, Layers.MemoryLayer
+	4: "749750fdb40da993", // Ahead: a helper started ahead of its call
 }
 
 // TestPlanShapeIsVersioned: a change to what the plan holds must come with

@@ -27,7 +27,7 @@ func run(ctx context.Context, c *call) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var plan []byte
+	var plan, first []byte
 	if c.wall != nil {
 		undo, err := makePlaceholders(c.wall.Placeholders)
 		if err != nil {
@@ -35,18 +35,19 @@ func run(ctx context.Context, c *call) (Result, error) {
 		}
 		// Every process of the call has ended when run returns.
 		defer undo()
-		if spec, plan, err = wallLaunch(c, spec); err != nil {
+		if spec, plan, first, err = wallLaunch(c, spec); err != nil {
 			return Result{}, err
 		}
 		if c.ahead {
-			// Last of all, once this call's processes have ended: the
-			// helper of the next call (ahead_linux.go).
-			defer startAhead(spec)
+			// Last of all, once this call's processes have ended, if its
+			// helper did not say it was ready: the helper of the next
+			// call (ahead_linux.go).
+			defer startAhead(spec, first)
 		}
 	}
 	begin := time.Now()
 	var l launched
-	if sp := takeSpareFor(c, spec, plan); sp != nil {
+	if sp := takeSpareFor(c, spec, plan, first); sp != nil {
 		l = launched{cont: sp.cont, cmd: sp.cmd, devnull: sp.devnull, outR: sp.outR, errR: sp.errR, status: sp.status}
 	} else if l, err = launch(c, spec, plan); err != nil {
 		return Result{}, err
@@ -63,6 +64,11 @@ func run(ctx context.Context, c *call) (Result, error) {
 		wantUpper := c.wall.Overlay != nil && c.wall.Overlay.Memory != nil
 		go func() {
 			upper, err := readStatus(status, wantUpper)
+			if err == nil && c.ahead {
+				// This call's helper is done: the next one can start
+				// while its bash runs.
+				startAhead(spec, first)
+			}
 			wallErr <- wallStatus{upper, err}
 		}()
 	}
@@ -161,11 +167,11 @@ func (l *launched) close() {
 
 // takeSpareFor is a helper started ahead for a walled call of a server
 // that runs many (Request.Ahead), given its plan; nil otherwise.
-func takeSpareFor(c *call, spec launchSpec, plan []byte) *spare {
+func takeSpareFor(c *call, spec launchSpec, plan, first []byte) *spare {
 	if c.wall == nil || !c.ahead || c.contain != containAuto {
 		return nil
 	}
-	return takeSpare(spec, plan)
+	return takeSpare(spec, plan, first)
 }
 
 // launch starts the call's first process now: bash, or the wall's helper

@@ -39,25 +39,29 @@ func wallCloneflags(w *Wall) uintptr {
 // /proc/self/exe (this very binary, even if the file was replaced since),
 // with HelperArg, the plan on fd 3 and the status pipe on fd 4. The helper
 // gets no environment of its own: bash's is in the plan.
-func wallLaunch(c *call, bash launchSpec) (launchSpec, []byte, error) {
+func wallLaunch(c *call, bash launchSpec) (spec launchSpec, plan, first []byte, err error) {
 	w := c.wall
 	mnt, err := mountNS()
 	if err != nil {
-		return launchSpec{}, nil, fmt.Errorf("sandbox: wall: own mount namespace: %w", err)
+		return launchSpec{}, nil, nil, fmt.Errorf("sandbox: wall: own mount namespace: %w", err)
 	}
 	w.HostMountNS = mnt
-	plan := helperPlan{Version: planVersion, Wall: w, Bash: bash.path, Args: bash.args, Env: bash.env, Dir: bash.dir, UserNS: os.Geteuid() != 0, HostMNT: mnt}
-	if plan.Env == nil {
-		plan.Env = []string{}
+	p := helperPlan{Version: planVersion, Wall: w, Bash: bash.path, Args: bash.args, Env: bash.env, Dir: bash.dir, UserNS: os.Geteuid() != 0, HostMNT: mnt}
+	if p.Env == nil {
+		p.Env = []string{}
 	}
 	if w.TmpDir != "" {
-		plan.Env = mergeEnv(plan.Env, []string{"TMPDIR=" + w.TmpDir})
+		p.Env = mergeEnv(p.Env, []string{"TMPDIR=" + w.TmpDir})
 	}
-	b, err := json.Marshal(&plan)
-	if err != nil {
-		return launchSpec{}, nil, fmt.Errorf("sandbox: wall: plan: %w", err)
+	if plan, err = json.Marshal(&p); err != nil {
+		return launchSpec{}, nil, nil, fmt.Errorf("sandbox: wall: plan: %w", err)
 	}
-	spec := bash
+	// The first plan of a helper started ahead for a call like this one.
+	ahead := aheadOf(&p)
+	if first, err = json.Marshal(&helperPlan{Version: planVersion, Ahead: &ahead, UserNS: p.UserNS, HostMNT: mnt}); err != nil {
+		return launchSpec{}, nil, nil, fmt.Errorf("sandbox: wall: plan: %w", err)
+	}
+	spec = bash
 	spec.path = helperPath(w.Helper)
 	spec.args = []string{HelperBinary, HelperArg}
 	spec.env = []string{}
@@ -65,7 +69,7 @@ func wallLaunch(c *call, bash launchSpec) (launchSpec, []byte, error) {
 	spec.files = nil
 	spec.walled = true
 	spec.attr.Cloneflags |= wallCloneflags(w)
-	return spec, b, nil
+	return spec, plan, first, nil
 }
 
 // statusSocket is the helper's status channel (server's end, helper's
