@@ -147,3 +147,17 @@ func TestAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmPlanDecodes: the plan a helper started ahead decodes to warm
+// its decoder is one it reads, every part of it.
+func TestWarmPlanDecodes(t *testing.T) {
+	p, err := decodePlan(warmPlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.Wall
+	if w == nil || len(w.Mounts) != 1 || len(w.Grants) != 1 || len(w.Scratch) != 1 || len(w.Placeholders) != 1 ||
+		w.RunAs == nil || w.Overlay == nil || w.Overlay.Memory == nil {
+		t.Errorf("the warm plan misses a part: %+v", w)
+	}
+}

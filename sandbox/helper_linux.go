@@ -131,6 +131,7 @@ func Helper() (code int) {
 		if pre, err = prepareAhead(p); err != nil {
 			return fail(err)
 		}
+		warmDecoder()
 		cf := os.NewFile(callPlanFD, "call plan")
 		if cf == nil {
 			return fail(errors.New("no call plan"))
@@ -193,6 +194,14 @@ func prepareAhead(p *helperPlan) (*root, error) {
 	wallPidMax = a.PidMax
 	return prepareRoot(a.RunAs)
 }
+
+// warmDecoder decodes a plan with every part a wall can have
+// (warmPlan), and drops it: encoding/json learns each type's fields on
+// first sight, which cost a call's plan 0.2-0.3 ms after it had come.
+func warmDecoder() { decodePlan(warmPlan) }
+
+var warmPlan = []byte(`{"version":` + strconv.Itoa(planVersion) + `,"wall":{"mounts":[{}],"grants":[{}],"scratch":[{}],` +
+	`"placeholders":[{}],"run_as":{},"limits":{},"layers":{},"overlay":{"memory":{}}}}`)
 
 // agrees checks that the call's plan is one its helper, started ahead
 // with plan ahead, was ready for: the same host, user namespace, and
