@@ -15,6 +15,9 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/hookcmd"
 	"github.com/vaultgate/vaultgate/internal/judgesock"
+	"github.com/vaultgate/vaultgate/rules"
+	"github.com/vaultgate/vaultgate/sandbox"
+	"github.com/vaultgate/vaultgate/server"
 )
 
 // judgeCheck is how often a judge looks at its config and its socket.
@@ -79,7 +82,10 @@ func hookJudge(cfgPath, agent string, idle time.Duration) int {
 		logOut = io.MultiWriter(stderr, f)
 	}
 	errLog := log.New(logOut, fmt.Sprintf("vaultgate hook-judge %d: ", os.Getpid()), log.LstdFlags)
-	g, closeAll, err := openGate(cfg, false, p.Name)
+	// Opened as a hook process opens it, not as a server: no start-up
+	// sweep or history recovery, which are a server's (a judge may start
+	// while one runs), and no bash of its own.
+	g, closeAll, err := server.Open(cfg, server.OpenOptions{Agents: []string{p.Name}, Rules: rules.Chain, WallHelper: sandbox.HelperBeside()})
 	if err != nil {
 		errLog.Printf("%v", err)
 		return openFailed(err)
