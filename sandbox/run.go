@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -113,7 +115,15 @@ func Run(ctx context.Context, r Request) (Result, error) {
 		return Result{}, err
 	}
 	home := r.Home
-	if home == "" {
+	switch {
+	case home == "" && r.Wall != nil && r.Wall.Layers.Mount:
+		// Inside the new root the home is a tmpfs of the wall's own, under
+		// the wall's own /tmp: nothing of it is on the host, so nothing is
+		// made there (a folder made and removed cost 0.1-0.3 ms a call).
+		var b [8]byte
+		rand.Read(b[:])
+		home = "/tmp/vaultgate-home-" + hex.EncodeToString(b[:])
+	case home == "":
 		home, err = os.MkdirTemp("", "vaultgate-home-")
 		if err != nil {
 			return Result{}, fmt.Errorf("sandbox: private home: %w", err)

@@ -638,3 +638,17 @@ func TestWallDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestWallHome: the call's home is an empty tmpfs of the wall's own,
+// writable, and made nowhere on the host.
+func TestWallHome(t *testing.T) {
+	v := newZoneVault(t, zones.Edit, nil)
+	res := walled(t, v.tab, v.dir, `echo "$HOME"; ls -A "$HOME" | wc -l; echo x > "$HOME/x" && cat "$HOME/x"`)
+	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "/tmp/vaultgate-home-") || strings.TrimSpace(lines[1]) != "0" || lines[2] != "x" {
+		t.Fatalf("home: %q %q", res.Stdout, res.Stderr)
+	}
+	if _, err := os.Lstat(lines[0]); !os.IsNotExist(err) {
+		t.Errorf("the call's home %s is on the host: %v", lines[0], err)
+	}
+}
