@@ -275,7 +275,7 @@ func raise(p *helperPlan, pre *root) error {
 			return err
 		}
 	} else if !p.UserNS && os.Geteuid() == 0 {
-		if err := syscall.Setgroups([]int{}); err != nil {
+		if err := unix.Setgroups(nil); err != nil {
 			return fmt.Errorf("setgroups: %w", err)
 		}
 	}
@@ -826,8 +826,9 @@ func dropCaps() error {
 
 func switchUser(u *User) error {
 	// keep_caps is off (and locked so by dropBounding when the caps layer
-	// is up): the switch clears every capability.
-	if err := syscall.Setgroups([]int{}); err != nil {
+	// is up): the switch clears every capability. The groups are this
+	// thread's, as the rest (see Helper).
+	if err := unix.Setgroups(nil); err != nil {
 		return fmt.Errorf("setgroups: %w", err)
 	}
 	if err := syscall.Setresgid(u.GID, u.GID, u.GID); err != nil {

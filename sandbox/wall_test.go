@@ -377,11 +377,17 @@ func TestWallRunsAsUser(t *testing.T) {
 }
 
 // TestWallCapsDroppedAsRoot: without run_as, root in the wall holds no
-// capability at all, in any set.
+// capability at all, in any set, and no supplementary group.
 func TestWallCapsDroppedAsRoot(t *testing.T) {
 	v := newZoneVault(t, zones.Edit, nil)
-	res := walled(t, v.tab, v.dir, `grep -E '^(Cap|NoNewPrivs|Seccomp:)' /proc/self/status`)
+	res := walled(t, v.tab, v.dir, `grep -E '^(Cap|NoNewPrivs|Seccomp:|Groups:)' /proc/self/status`)
+	if !strings.Contains(res.Stdout, "Groups:") {
+		t.Fatalf("no status read: %q %q", res.Stdout, res.Stderr)
+	}
 	for _, l := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Groups:" {
+			t.Errorf("supplementary groups left: %s", l)
+		}
 		if strings.HasPrefix(l, "Cap") && !strings.HasSuffix(l, "0000000000000000") {
 			t.Errorf("capability left: %s", l)
 		}
