@@ -63,7 +63,6 @@ func TestWallAhead(t *testing.T) {
 
 	// The spare dies while it waits.
 	sp := readySpare(t)
-	hits = spareHits.Load()
 	sp.cmd.Process.Signal(syscall.SIGKILL)
 	stat := filepath.Join("/proc", strconv.Itoa(sp.cmd.Process.Pid), "stat")
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
@@ -71,8 +70,11 @@ func TestWallAhead(t *testing.T) {
 			break // gone, or dead and not yet reaped
 		}
 	}
-	if res := walled(t, v.tab, v.dir, "echo four"); res.Stdout != "four\n" || spareHits.Load() != hits {
-		t.Errorf("after the spare died: %q, %d hits (were %d)", res.Stdout, spareHits.Load(), hits)
+	// It may take the plan before its last thread is gone (the write
+	// finds a reader), and then end without "ready": the call is made
+	// again with a helper of its own.
+	if res := walled(t, v.tab, v.dir, "echo four"); res.Stdout != "four\n" || res.ExitCode != 0 {
+		t.Errorf("after the spare died: %q %q, exit %d", res.Stdout, res.Stderr, res.ExitCode)
 	}
 }
 
@@ -159,5 +161,36 @@ func TestWarmPlanDecodes(t *testing.T) {
 	if w == nil || len(w.Mounts) != 1 || len(w.Grants) != 1 || len(w.Scratch) != 1 || len(w.Placeholders) != 1 ||
 		w.RunAs == nil || w.Overlay == nil || w.Overlay.Memory == nil {
 		t.Errorf("the warm plan misses a part: %+v", w)
+	}
+}
+
+// TestWallAheadRetries: a helper started ahead that takes its plan and
+// then ends without a word (here a stand-in that only sleeps) costs the
+// call nothing but time: bash had not started, and a helper of the call's
+// own makes it.
+func TestWallAheadRetries(t *testing.T) {
+	v := newZoneVault(t, zones.Edit, nil)
+	walled(t, v.tab, v.dir, "true")
+	real := readySpare(t)
+	spares.Lock()
+	delete(spares.ready, real.key)
+	spares.Unlock()
+	real.discard()
+	stand := launchSpec{path: "/bin/sh", args: []string{"sh", "-c", "sleep 0.3"}, env: []string{}, dir: "/", walled: true,
+		attr: syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
+	fake, err := newSpare(real.key, stand, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spares.Lock()
+	spares.ready[real.key] = fake
+	spares.Unlock()
+	hits := spareHits.Load()
+	res := walled(t, v.tab, v.dir, "echo five")
+	if spareHits.Load() != hits+1 {
+		t.Errorf("the stand-in was not taken (%d hits, were %d)", spareHits.Load(), hits)
+	}
+	if res.Stdout != "five\n" || res.ExitCode != 0 {
+		t.Errorf("after the stand-in: %q %q, exit %d", res.Stdout, res.Stderr, res.ExitCode)
 	}
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,6 +21,23 @@ const drainGrace = time.Second
 const sweepBudget = 5 * time.Second
 
 func run(ctx context.Context, c *call) (Result, error) {
+	res, err := runWith(ctx, c, true)
+	if errors.Is(err, errSpareDied) {
+		// The helper started ahead died before bash started (a helper's
+		// "ready" comes before its exec): nothing ran, and a helper of
+		// the call's own makes it.
+		return runWith(ctx, c, false)
+	}
+	return res, err
+}
+
+// errSpareDied is a call whose helper, started ahead, ended before bash
+// started.
+var errSpareDied = errors.New("sandbox: the helper started ahead ended before bash started")
+
+// runWith makes the call, with a helper started ahead if useSpare and
+// there is one.
+func runWith(ctx context.Context, c *call, useSpare bool) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("sandbox: %w", err)
 	}
@@ -47,7 +65,12 @@ func run(ctx context.Context, c *call) (Result, error) {
 	}
 	begin := time.Now()
 	var l launched
-	if sp := takeSpareFor(c, spec, plan, first); sp != nil {
+	var sp *spare
+	if useSpare {
+		sp = takeSpareFor(c, spec, plan, first)
+	}
+	fromSpare := sp != nil
+	if fromSpare {
 		l = launched{cont: sp.cont, cmd: sp.cmd, devnull: sp.devnull, outR: sp.outR, errR: sp.errR, status: sp.status}
 	} else if l, err = launch(c, spec, plan); err != nil {
 		return Result{}, err
@@ -109,6 +132,9 @@ func run(ctx context.Context, c *call) (Result, error) {
 		if err := st.err; err != nil && !timedOut && !cancelled {
 			if st.upper != nil {
 				st.upper.Close()
+			}
+			if fromSpare && errors.Is(err, errHelperEnded) {
+				return Result{ExitCode: -1}, errSpareDied
 			}
 			return Result{ExitCode: -1, Duration: res.Duration}, fmt.Errorf("sandbox: %w", err)
 		} else if err != nil {

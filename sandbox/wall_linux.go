@@ -169,13 +169,17 @@ func readStatus(r *os.File, wantUpper bool) (*os.File, error) {
 		}
 	}
 	if !ready {
-		return fail(errors.New("vaultgate wall: the helper ended before bash started"))
+		return fail(errHelperEnded)
 	}
 	if wantUpper && upper == nil {
 		return fail(errors.New("vaultgate wall: the helper did not hand over the in-memory layer"))
 	}
 	return upper, nil
 }
+
+// errHelperEnded is a helper that ended (or was killed) without saying
+// anything: bash did not start, since "ready" comes before its exec.
+var errHelperEnded = errors.New("vaultgate wall: the helper ended before bash started")
 
 // unixRights are the descriptors in a message's control data.
 func unixRights(oob []byte) ([]int, error) {
