@@ -15,7 +15,8 @@ import (
 // 0.6-0.8 ms more building the part of the new root that no zone changes
 // (the system folders, /proc, /dev). None of that depends on the call. So
 // for a server that runs many calls (Request.Ahead) the helper of the next
-// call is started ahead, when a call ends, with a first plan that says
+// call is started ahead, as soon as a call's helper has exec'd its bash
+// (or when the call ends), with a first plan that says
 // only what that part depends on (the user, pid_max; aheadPlan); it builds
 // it, and blocks reading its call's plan from a pipe that nothing has
 // written yet (callPlanFD). The next call like the last (same helper,
@@ -52,7 +53,7 @@ var spares struct {
 // about what starting its own helper would take.
 const spareWait = 5 * time.Millisecond
 
-// spareHits counts the calls a spare served, for the tests.
+// spareHits counts the spares that took a call's plan, for the tests.
 var spareHits atomic.Int64
 
 // planWrite bounds the write of a plan to a spare, which reads it at once.
