@@ -128,6 +128,37 @@ func (sp *spare) discard() {
 	}
 }
 
+// watchMounts ends, within mountCheck, each spare waiting whose copy of
+// the server's mount table is no longer the table: it would keep a
+// filesystem unmounted since (a drive taken out) alive until the next
+// call. (The kernel's POLLPRI on mountinfo did not report every mount
+// here.) It reads the table only while a spare waits.
+var watchOnce sync.Once
+
+const mountCheck = time.Second
+
+func watchMounts() {
+	go func() {
+		for range time.Tick(mountCheck) {
+			spares.Lock()
+			waiting := len(spares.ready)
+			spares.Unlock()
+			if waiting == 0 {
+				continue
+			}
+			now, err := mountTable()
+			spares.Lock()
+			for k, sp := range spares.ready {
+				if err != nil || sp.mounts != now {
+					delete(spares.ready, k)
+					go sp.discard()
+				}
+			}
+			spares.Unlock()
+		}
+	}()
+}
+
 // startAhead starts a spare for spec in the background, unless one is
 // ready or starting.
 func startAhead(spec launchSpec, first []byte) {
@@ -135,6 +166,7 @@ func startAhead(spec launchSpec, first []byte) {
 	if key == "" {
 		return
 	}
+	watchOnce.Do(watchMounts)
 	spares.Lock()
 	if spares.ready == nil {
 		spares.ready, spares.starting = map[string]*spare{}, map[string]chan struct{}{}
@@ -153,6 +185,12 @@ func startAhead(spec launchSpec, first []byte) {
 		delete(spares.starting, key)
 		defer close(done)
 		if err == nil {
+			if now, merr := mountTable(); merr != nil || now != sp.mounts {
+				// The table changed while it started (and the watcher
+				// may have missed it): it would keep the old one alive.
+				go sp.discard()
+				return
+			}
 			if old := spares.ready[key]; old != nil {
 				go old.discard()
 			}

@@ -194,3 +194,36 @@ func TestWallAheadRetries(t *testing.T) {
 		t.Errorf("after the stand-in: %q %q, exit %d", res.Stdout, res.Stderr, res.ExitCode)
 	}
 }
+
+// TestWallAheadWatchesMounts: a spare waiting is ended within a second or
+// so of a change to the server's mount table, with no call to notice it:
+// its copy of the old table would keep an unmounted filesystem alive.
+func TestWallAheadWatchesMounts(t *testing.T) {
+	v := newZoneVault(t, zones.Edit, nil)
+	walled(t, v.tab, v.dir, "true")
+	sp := readySpare(t)
+	mnt := t.TempDir()
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+	defer unix.Unmount(mnt, unix.MNT_DETACH)
+	stat := filepath.Join("/proc", strconv.Itoa(sp.cmd.Process.Pid), "stat")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		spares.Lock()
+		_, waiting := spares.ready[sp.key]
+		spares.Unlock()
+		_, err := os.Stat(stat)
+		if !waiting && err != nil {
+			break // dropped, ended and reaped
+		}
+		if time.Now().After(deadline) {
+			spares.Lock()
+			var pids []int
+			for _, o := range spares.ready {
+				pids = append(pids, o.cmd.Process.Pid)
+			}
+			spares.Unlock()
+			t.Fatalf("after a mount the spare %d still waits (%v) or runs (%v); ready %v", sp.cmd.Process.Pid, waiting, err, pids)
+		}
+	}
+}
