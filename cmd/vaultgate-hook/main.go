@@ -20,7 +20,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -77,7 +76,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *cfg == "" {
 		return deny("no --config given")
 	}
-	exe, err := beside()
+	exe, err := judgesock.Beside()
 	if err != nil {
 		return deny("%v: the hook hands every call to it", err)
 	}
@@ -98,20 +97,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	argv := []string{exe, "hook", "--config", *cfg, "--agent", *agent}
 	err = syscall.Exec(exe, argv, os.Environ())
 	return deny("running %s hook: %v", exe, err)
-}
-
-// beside is the vaultgate binary in this binary's folder.
-func beside() (string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("the running binary can't be named: %v", err)
-	}
-	exe := filepath.Join(filepath.Dir(self), "vaultgate")
-	fi, err := os.Stat(exe)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return "", fmt.Errorf("no vaultgate binary beside %s", self)
-	}
-	return exe, nil
 }
 
 // judge connects to the judge for the config and agent, starting one if

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -92,21 +91,6 @@ func Self() (exe, problem string) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", fmt.Sprintf("the running binary can't be named: %v", err)
-	}
-	return exe, ""
-}
-
-// Beside is the vaultgate binary in the running binary's folder, as Exec
-// for vaultgate-hook, which has no exec command of its own.
-func Beside() (exe, problem string) {
-	self, problem := Self()
-	if problem != "" {
-		return "", problem
-	}
-	exe = filepath.Join(filepath.Dir(self), "vaultgate")
-	fi, err := os.Stat(exe)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return "", fmt.Sprintf("no vaultgate binary beside %s", self)
 	}
 	return exe, ""
 }

@@ -11,9 +11,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -71,6 +73,22 @@ type Answer struct {
 	Stderr []byte `json:"stderr,omitempty"`
 }
 
+// Beside is the vaultgate binary in the running binary's folder: the one
+// a hook hands its calls to, and whose exec command an allowed Bash runs
+// through.
+func Beside() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("the running binary can't be named: %v", err)
+	}
+	exe := filepath.Join(filepath.Dir(self), "vaultgate")
+	fi, err := os.Stat(exe)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("no vaultgate binary beside %s", self)
+	}
+	return exe, nil
+}
+
 // ConfigKey is the config file as a judge is keyed by it: its absolute
 // path and the sha256 of its bytes.
 func ConfigKey(path string) (abs, digest string, err error) {
@@ -110,6 +128,12 @@ func CheckDir(dir string) error {
 		return fmt.Errorf("%w: %s", ErrDir, dir)
 	}
 	return nil
+}
+
+// ownedByMe is whether this process's user owns the file fi describes.
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }
 
 // EnsureDir makes dir (0700) if it is missing, then checks it.

@@ -2,9 +2,7 @@ package judgesock
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -12,11 +10,6 @@ import (
 
 // Supported: a judge can be reached here, and who listens is known.
 const Supported = true
-
-func ownedByMe(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
-}
 
 // dialTimeout bounds a connect: a judge that is there is accepted by the
 // kernel at once, before the judge reads.

@@ -141,3 +141,22 @@ func TestDial(t *testing.T) {
 		t.Errorf("Ask: %d %v %q", code, err, out.String())
 	}
 }
+
+// TestConfigKeyIsConfigs: the key a hook computes from the config's path is
+// the one config.Load gives the judge, or no hook would reach its judge
+// (and a judge would refuse every request as another config's).
+func TestConfigKeyIsConfigs(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "vault"), 0o755)
+	cfgPath := filepath.Join(dir, "c.toml")
+	os.WriteFile(cfgPath, []byte("vault = \"vault\"\n[audit]\npath = \"state/audit.jsonl\"\n[zones]\nedit = [\".\"]\n"), 0o644)
+	t.Chdir(dir)
+	cfg, err := config.Load("c.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, digest, err := ConfigKey("c.toml")
+	if err != nil || abs != cfg.File || digest != cfg.Digest {
+		t.Errorf("ConfigKey: %s %s %v; config.Load: %s %s", abs, digest, err, cfg.File, cfg.Digest)
+	}
+}
