@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,15 +31,10 @@ import (
 
 // spare is a helper started ahead, waiting for its plan.
 type spare struct {
-	key     string
-	mounts  [sha256.Size]byte // the server's mount table when it started
-	cont    containment
-	cmd     *exec.Cmd
-	plan    *os.File // the write end of the helper's plan pipe
-	status  *os.File // the server's end of the status socket
-	devnull *os.File
-	outR    *os.File
-	errR    *os.File
+	launched
+	key    string
+	mounts [sha256.Size]byte // the server's mount table when it started
+	plan   *os.File          // the write end of the helper's call-plan pipe
 }
 
 var spares struct {
@@ -123,9 +117,8 @@ func takeSpare(spec launchSpec, plan, first []byte) *spare {
 func (sp *spare) discard() {
 	sp.cont.kill()
 	sp.cmd.Wait()
-	for _, f := range []*os.File{sp.plan, sp.status, sp.devnull, sp.outR, sp.errR} {
-		f.Close()
-	}
+	sp.close()
+	sp.plan.Close()
 }
 
 // watchMounts ends, within mountCheck, each spare waiting whose copy of
@@ -185,12 +178,6 @@ func startAhead(spec launchSpec, first []byte) {
 		delete(spares.starting, key)
 		defer close(done)
 		if err == nil {
-			if now, merr := mountTable(); merr != nil || now != sp.mounts {
-				// The table changed while it started (and the watcher
-				// may have missed it): it would keep the old one alive.
-				go sp.discard()
-				return
-			}
 			if old := spares.ready[key]; old != nil {
 				go old.discard()
 			}
@@ -215,42 +202,10 @@ func newSpare(key string, spec launchSpec, first []byte) (*spare, error) {
 		pf.Close()
 		return nil, err
 	}
-	sr, sw, err := statusSocket()
+	l, err := launch(containAuto, spec, pf, planR) // planFD, callPlanFD
 	if err != nil {
-		pf.Close()
-		planR.Close()
 		planW.Close()
 		return nil, err
 	}
-	sp := &spare{key: key, mounts: mounts, plan: planW, status: sr}
-	var outW, errW *os.File
-	closeAll := func() {
-		for _, f := range []*os.File{pf, planR, planW, sr, sw, sp.devnull, sp.outR, outW, sp.errR, errW} {
-			if f != nil {
-				f.Close()
-			}
-		}
-	}
-	if sp.devnull, err = os.Open(os.DevNull); err == nil {
-		if sp.outR, outW, err = os.Pipe(); err == nil {
-			sp.errR, errW, err = os.Pipe()
-		}
-	}
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	spec.files = []*os.File{pf, sw, planR} // planFD, statusFD, callPlanFD
-	cont, cmd, err := start(containAuto, spec, sp.devnull, outW, errW, nil)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	// Only the helper holds its ends now.
-	for _, f := range []*os.File{pf, planR, sw, outW, errW} {
-		f.Close()
-	}
-	cont.started(cmd.Process)
-	sp.cont, sp.cmd = cont, cmd
-	return sp, nil
+	return &spare{launched: l, key: key, mounts: mounts, plan: planW}, nil
 }

@@ -70,10 +70,21 @@ func runWith(ctx context.Context, c *call, useSpare bool) (Result, error) {
 		sp = takeSpareFor(c, spec, plan, first)
 	}
 	fromSpare := sp != nil
-	if fromSpare {
-		l = launched{cont: sp.cont, cmd: sp.cmd, devnull: sp.devnull, outR: sp.outR, errR: sp.errR, status: sp.status}
-	} else if l, err = launch(c, spec, plan); err != nil {
-		return Result{}, err
+	switch {
+	case fromSpare:
+		l = sp.launched
+	case plan != nil:
+		pf, err := planFileOf(plan)
+		if err != nil {
+			return Result{}, err
+		}
+		if l, err = launch(c.contain, spec, pf); err != nil {
+			return Result{}, err
+		}
+	default:
+		if l, err = launch(c.contain, spec); err != nil {
+			return Result{}, err
+		}
 	}
 	defer l.close()
 	cont, cmd, outR, errR, status := l.cont, l.cmd, l.outR, l.errR, l.status
@@ -200,30 +211,27 @@ func takeSpareFor(c *call, spec launchSpec, plan, first []byte) *spare {
 	return takeSpare(spec, plan, first)
 }
 
-// launch starts the call's first process now: bash, or the wall's helper
-// with plan (nil unwalled) on a sealed file.
-func launch(c *call, spec launchSpec, plan []byte) (launched, error) {
+// launch starts the call's first process now: bash, or (given its plan
+// files) the wall's helper, with the first plan file at planFD, the status
+// socket at statusFD and the rest after them. It closes the plan files
+// once the child has them, or on failure.
+func launch(contain containMode, spec launchSpec, plans ...*os.File) (launched, error) {
 	var l launched
-	fail := func(err error) (launched, error) { l.close(); return launched{}, err }
-	var child []*os.File // the child's ends, closed once it has them
+	child := plans // the child's ends, closed once it has them
 	defer func() {
 		for _, f := range child {
 			f.Close()
 		}
 	}()
-	if plan != nil {
-		pf, err := planFileOf(plan)
-		if err != nil {
-			return fail(err)
-		}
-		child = append(child, pf)
+	fail := func(err error) (launched, error) { l.close(); return launched{}, err }
+	if len(plans) > 0 {
 		sr, sw, err := statusSocket()
 		if err != nil {
 			return fail(fmt.Errorf("sandbox: wall: status socket: %w", err))
 		}
 		l.status = sr
 		child = append(child, sw)
-		spec.files = []*os.File{pf, sw}
+		spec.files = append([]*os.File{plans[0], sw}, plans[1:]...)
 	}
 	var err error
 	if l.devnull, err = os.Open(os.DevNull); err != nil {
@@ -238,7 +246,7 @@ func launch(c *call, spec launchSpec, plan []byte) (launched, error) {
 		return fail(fmt.Errorf("sandbox: stderr pipe: %w", err))
 	}
 	child = append(child, errW)
-	cont, cmd, err := start(c.contain, spec, l.devnull, outW, errW, []*os.File{l.outR, l.errR})
+	cont, cmd, err := start(contain, spec, l.devnull, outW, errW, []*os.File{l.outR, l.errR})
 	if err != nil {
 		return fail(err)
 	}

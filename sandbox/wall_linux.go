@@ -37,8 +37,10 @@ func wallCloneflags(w *Wall) uintptr {
 
 // wallLaunch turns bash's launch into the helper's: the wall's Helper, or
 // /proc/self/exe (this very binary, even if the file was replaced since),
-// with HelperArg, the plan on fd 3 and the status pipe on fd 4. The helper
-// gets no environment of its own: bash's is in the plan.
+// with HelperArg; the helper gets no environment of its own (bash's is in
+// the plan). It returns the call's plan, which launch puts on fd 3 (or a
+// spare reads on fd 5), and the first plan of a helper started ahead for a
+// call like this one.
 func wallLaunch(c *call, bash launchSpec) (spec launchSpec, plan, first []byte, err error) {
 	w := c.wall
 	mnt, err := mountNS()
