@@ -106,17 +106,7 @@ func Helper() (code int) {
 	}
 	unix.CloseOnExec(planFD)
 	unix.CloseOnExec(statusFD)
-	unix.CloseOnExec(callPlanFD)
-	pf := os.NewFile(planFD, "plan")
-	if pf == nil {
-		return fail(errors.New("no plan"))
-	}
-	b, err := io.ReadAll(io.LimitReader(pf, 16<<20))
-	pf.Close()
-	if err != nil {
-		return fail(fmt.Errorf("reading the plan: %w", err))
-	}
-	p, err := decodePlan(b)
+	p, err := readPlan(planFD, "the plan")
 	if err != nil {
 		return fail(err)
 	}
@@ -132,16 +122,7 @@ func Helper() (code int) {
 			return fail(err)
 		}
 		warmDecoder()
-		cf := os.NewFile(callPlanFD, "call plan")
-		if cf == nil {
-			return fail(errors.New("no call plan"))
-		}
-		b, err := io.ReadAll(io.LimitReader(cf, 16<<20))
-		cf.Close()
-		if err != nil {
-			return fail(fmt.Errorf("reading the call's plan: %w", err))
-		}
-		call, err := decodePlan(b)
+		call, err := readPlan(callPlanFD, "the call's plan") // close-on-exec since close_range
 		if err != nil {
 			return fail(err)
 		}
@@ -159,6 +140,20 @@ func Helper() (code int) {
 	status.WriteString("ready\n")
 	err = unix.Exec(p.Bash, p.Args, p.Env)
 	return fail(fmt.Errorf("exec %s: %w", p.Bash, err))
+}
+
+// readPlan reads and decodes the plan on descriptor fd, to its end.
+func readPlan(fd uintptr, what string) (*helperPlan, error) {
+	f := os.NewFile(fd, what)
+	if f == nil {
+		return nil, fmt.Errorf("no descriptor for %s", what)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	return decodePlan(b)
 }
 
 // decodePlan reads a plan strictly: a plan of another version, or with a
