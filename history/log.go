@@ -24,9 +24,9 @@ import (
 // the call's path.
 //
 // A record is framed: magic, payload length, CRC-32C of the payload, then
-// the payload (JSON, then the bodies raw: see encode). Writers append whole frames with one write on a
-// file opened O_APPEND, so the frames of several processes never
-// interleave; a frame cut short by a crash or a full disk is skipped, and
+// the payload (JSON, then the bodies raw: see encode). Writers append
+// whole frames with one write on a file opened O_APPEND, so the frames of
+// several processes never interleave; a frame cut short by a crash or a full disk is skipped, and
 // reading resumes at the next magic. A later record of a call replaces
 // the earlier one (its outcome after its pending entries).
 

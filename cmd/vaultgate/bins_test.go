@@ -46,6 +46,21 @@ func bundle(t *testing.T) string {
 	return bundlePath
 }
 
+// loneHook is vaultgate-hook copied into a folder of its own, with no
+// vaultgate beside it.
+func loneHook(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(bundle(t), "vaultgate-hook"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := filepath.Join(t.TempDir(), "vaultgate-hook")
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return alone
+}
+
 // heavy are the packages the small binaries must not link: each costs
 // every hook call or walled bash call its init (jsonschema compiles its
 // metaschemas), or is there for the server alone.

@@ -182,12 +182,7 @@ func TestHookNamesExec(t *testing.T) {
 			t.Errorf("%s: exit %d, %q, stderr %q", hook, code, out, errOut)
 		}
 	}
-	alone := filepath.Join(t.TempDir(), "vaultgate-hook")
-	data, err := os.ReadFile(filepath.Join(bundle(t), "vaultgate-hook"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(alone, data, 0o755)
+	alone := loneHook(t)
 	// It hands every call to the vaultgate beside it: alone, it can only deny.
 	if out, errs, code := runHookBinary(t, []string{alone}, cfg, call); code != 2 || out != "" || !strings.Contains(errs, "no vaultgate binary beside") {
 		t.Errorf("vaultgate-hook alone: exit %d, %q %q", code, out, errs)

@@ -239,12 +239,7 @@ func TestHookWithoutAJudge(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("broken config: the hook waited %s for a judge that had ended", d)
 	}
-	alone := filepath.Join(t.TempDir(), "vaultgate-hook")
-	data, err := os.ReadFile(filepath.Join(bundle(t), "vaultgate-hook"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(alone, data, 0o755)
+	alone := loneHook(t)
 	if out, errs, code := runHookBinary(t, []string{alone}, cfg, read); code != 2 || out != "" || !strings.Contains(errs, "no vaultgate binary beside") {
 		t.Errorf("alone: exit %d, %q %q", code, out, errs)
 	}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 )
 
 // The run tests start `vaultgate run` with a stand-in agent (testdata/
@@ -94,14 +96,9 @@ func runProbe(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	// The hook judges' sockets in a folder of this run's own (judgesock.Dir).
-	runtimeDir, err := os.MkdirTemp("", "vaultgate-run-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_RUNTIME_DIR", runtimeDir)
+	removeRuntimeDir := vaulttest.RuntimeDir()
 	code := m.Run()
-	os.RemoveAll(runtimeDir)
+	removeRuntimeDir()
 	if probePath != "" {
 		os.RemoveAll(filepath.Dir(probePath))
 	}

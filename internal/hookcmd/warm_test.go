@@ -14,6 +14,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/judgesock"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"github.com/vaultgate/vaultgate/rules"
 	"github.com/vaultgate/vaultgate/server"
 )
@@ -212,14 +213,9 @@ func TestWarmJudgeWithoutRules(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
-	// The judges' sockets in a folder of this run's own (judgesock.Dir).
-	dir, err := os.MkdirTemp("", "vaultgate-run-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_RUNTIME_DIR", dir)
+	remove := vaulttest.RuntimeDir()
 	code := m.Run()
-	os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }
 

@@ -46,3 +46,15 @@ func CopyDir(tb testing.TB, src, dst string) {
 		tb.Fatal(err)
 	}
 }
+
+// RuntimeDir points XDG_RUNTIME_DIR, where hooks find their judges
+// (judgesock.Dir), at a new folder of the test binary's own, for TestMain;
+// the function it returns removes the folder.
+func RuntimeDir() (remove func()) {
+	dir, err := os.MkdirTemp("", "vaultgate-run-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_RUNTIME_DIR", dir)
+	return func() { os.RemoveAll(dir) }
+}
