@@ -11,8 +11,9 @@
 // file of its own.
 //
 // A pre-image is on disk before the change is applied: Begin returns only
-// once its record is flushed (BeginAsync lets the caller overlap that
-// flush with its own, and Durable waits for it), and an error means the
-// caller must not change anything (fail closed). The package never decides
+// once its record is flushed, and an error means the caller must not
+// change anything (fail closed). A change may be write-ahead (writeahead.go):
+// its new content goes into the same record, and RollForward puts it in
+// place if a crash lost the vault's unflushed copy. The package never decides
 // what may change; it records and restores what it is told to.
 package history

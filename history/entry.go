@@ -93,7 +93,16 @@ type Entry struct {
 	State  string `json:"state"`
 	// Undoes names the call an undo took back, on the undo's entries.
 	Undoes string `json:"undoes,omitempty"`
+	// Intended is what a write-ahead change (Target.New) is to leave,
+	// its body kept in the same flushed record as Before's.
+	Intended *State `json:"intended,omitempty"`
+	// OnDisk says that a write-ahead change's file is flushed in the
+	// vault, or was settled by RollForward: nothing is left to recover.
+	OnDisk bool `json:"on_disk,omitempty"`
 }
+
+// unflushed: a write-ahead change whose file may not be on disk yet.
+func (e Entry) unflushed() bool { return e.Intended != nil && !e.OnDisk }
 
 // Meta is who made a call, for its entries.
 type Meta struct {
@@ -112,6 +121,18 @@ type Target struct {
 	Path string
 	From string
 	To   string
+	// New, on a file's target, makes the change write-ahead: what the
+	// file is to hold is kept with what it holds now, in one flushed
+	// record, so the caller may write the vault's copy without flushing
+	// it (see Change.FlushLater); RollForward puts it in place if a crash
+	// lost it.
+	New *NewFile
+}
+
+// NewFile is the content and permissions a write-ahead change gives a file.
+type NewFile struct {
+	Data []byte
+	Mode fs.FileMode
 }
 
 // treeSum names a folder's content in one hash, so two folders compare by

@@ -91,11 +91,31 @@ func (s *Store) appendLog(r *logRecord, durable bool) error {
 		return fmt.Errorf("history: write %s: %w", s.log.Name(), err)
 	}
 	if durable {
+		s.reserveLog()
 		if err := dataSync(s.log); err != nil {
 			return fmt.Errorf("history: sync %s: %w", s.log.Name(), err)
 		}
 	}
 	return nil
+}
+
+// logReserve is how far ahead of the log's end its blocks are allocated:
+// past logLimit, where the log is sealed, and a whole record more.
+const logReserve = 4<<20 + 2*logBudget
+
+// reserveLog allocates the log's blocks ahead of its end (see reserve)
+// when this process last did so for less than a record ahead, or the log
+// has shrunk since: a seal, in any process, empties it and frees them.
+func (s *Store) reserveLog() {
+	end := s.logSize()
+	s.reserveMu.Lock()
+	defer s.reserveMu.Unlock()
+	if end >= s.lastEnd && end+2*logBudget <= s.reserved {
+		s.lastEnd = end
+		return
+	}
+	reserve(s.log, end, logReserve)
+	s.reserved, s.lastEnd = end+logReserve, end
 }
 
 // encode is the record's payload: its id and entries as JSON, then each

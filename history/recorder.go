@@ -3,17 +3,15 @@ package history
 import (
 	"fmt"
 	"path/filepath"
-	"sync"
 	"time"
 )
 
 // Recorder is what changes the vault calls around each change: the file
-// tools, and (to come) a bash transaction's commit and the hook for Claude
-// Code's own writes. Begin keeps the targets' pre-images durably and
-// returns once they are on disk; an error means nothing may be changed.
+// tools, a bash transaction's commit and the hook for Claude Code's own
+// writes. Begin keeps the targets' pre-images durably and returns once
+// they are on disk; an error means nothing may be changed.
 type Recorder interface {
 	Begin(id string, m Meta, targets []Target) (*Change, error)
-	BeginAsync(id string, m Meta, targets []Target) (*Change, error)
 }
 
 var _ Recorder = (*Store)(nil)
@@ -23,45 +21,14 @@ type Change struct {
 	s       *Store
 	id      string
 	entries []Entry
-	// flushed delivers the outcome of the record's flush, for a change
-	// begun with BeginAsync; once holds Durable to one wait.
-	flushed  chan error
-	once     sync.Once
-	flushErr error
 }
 
 // Begin keeps what targets hold now, and makes the call's entries, as
 // pending, and the bodies durable before it returns: one record of the
 // log, flushed once (log.go); a body too big for a record is a blob file,
-// synced, then its folder, before the record is written.
+// synced, then its folder, before the record is written. A target's New
+// content is kept in the same record, which makes the change write-ahead.
 func (s *Store) Begin(id string, m Meta, targets []Target) (*Change, error) {
-	c, err := s.begin(id, m, targets, false)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// BeginAsync is Begin with the record's flush still under way when it
-// returns, so that the caller can write and sync the change's new content
-// meanwhile (the two flushes overlap on the disk). The caller must call
-// Durable, and see it return nil, before the change reaches the vault.
-func (s *Store) BeginAsync(id string, m Meta, targets []Target) (*Change, error) {
-	return s.begin(id, m, targets, true)
-}
-
-// Durable waits until the pre-images are on disk; an error means the
-// change must not be made.
-func (c *Change) Durable() error {
-	c.once.Do(func() {
-		if c.flushed != nil {
-			c.flushErr = <-c.flushed
-		}
-	})
-	return c.flushErr
-}
-
-func (s *Store) begin(id string, m Meta, targets []Target, async bool) (*Change, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("history: bad call id %q", id)
 	}
@@ -77,10 +44,18 @@ func (s *Store) begin(id string, m Meta, targets []Target, async bool) (*Change,
 			if err != nil {
 				return err
 			}
-			c.entries = append(c.entries, Entry{
+			e := Entry{
 				Time: m.Time.UTC(), ID: id, Agent: m.Agent, Session: m.Session, Tool: m.Tool, Via: m.Via,
 				Op: t.Op, Path: t.Path, From: t.From, To: t.To, Before: before, State: Pending, Undoes: m.Undoes,
-			})
+			}
+			if t.New != nil {
+				sum := sha(t.New.Data)
+				if err := sn.keep(t.Path, sum, t.New.Data); err != nil {
+					return err
+				}
+				e.Intended = &State{Exists: true, Kind: KindFile, Mode: t.New.Mode.Perm(), Size: int64(len(t.New.Data)), SHA256: sum}
+			}
+			c.entries = append(c.entries, e)
 		}
 		if sn.added {
 			if err := syncDir(filepath.Join(s.dir, "blobs")); err != nil {
@@ -91,21 +66,10 @@ func (s *Store) begin(id string, m Meta, targets []Target, async bool) (*Change,
 			s.synced.Store(sum, true)
 		}
 		sn.log.Entries = c.entries
-		return s.appendLog(sn.log, !async)
+		return s.appendLog(sn.log, true)
 	})
 	if err != nil {
 		return nil, err
-	}
-	if async {
-		// A seal meanwhile is no harm: it syncs the record into a pack.
-		c.flushed = make(chan error, 1)
-		go func() {
-			if err := dataSync(s.log); err != nil {
-				c.flushed <- fmt.Errorf("history: sync %s: %w", s.log.Name(), err)
-				return
-			}
-			c.flushed <- nil
-		}()
 	}
 	s.maybeSeal()
 	return c, nil
@@ -121,14 +85,28 @@ func (c *Change) Done() error { return c.finish(Applied) }
 // recorded too, for a change cut short may have made part of itself.
 func (c *Change) Failed() error { return c.finish(Failed) }
 
-// finish is not synced: a crash that loses it leaves the entries pending,
-// which undo treats as a change of unknown outcome.
-func (c *Change) finish(state string) error {
-	if err := c.Durable(); err != nil {
-		state = Failed // the change was not made, or should not have been
+// writeAhead: some entry's new content was kept before it was written.
+func (c *Change) writeAhead() bool {
+	for _, e := range c.entries {
+		if e.Intended != nil {
+			return true
+		}
 	}
+	return false
+}
+
+// finish is not synced: a crash that loses it leaves the entries pending,
+// which undo treats as a change of unknown outcome. A write-ahead
+// change's failure is, for RollForward would otherwise make the change
+// that the caller was told had failed.
+func (c *Change) finish(state string) error {
 	return c.s.shared(func() error {
-		sn := &snapshot{s: c.s, log: &logRecord{ID: c.id}}
+		sn := &snapshot{s: c.s, log: &logRecord{ID: c.id}, known: map[string]bool{}}
+		for _, e := range c.entries {
+			if e.Intended != nil {
+				sn.known[e.Intended.SHA256] = true
+			}
+		}
 		for i := range c.entries {
 			after, err := sn.state(c.entries[i].Path)
 			if err != nil {
@@ -137,7 +115,7 @@ func (c *Change) finish(state string) error {
 			c.entries[i].After, c.entries[i].State = after, state
 		}
 		sn.log.Entries = c.entries
-		return c.s.appendLog(sn.log, false)
+		return c.s.appendLog(sn.log, state == Failed && c.writeAhead())
 	})
 }
 

@@ -26,6 +26,9 @@ type snapshot struct {
 	log     *logRecord
 	added   bool
 	kept    []string // the blobs this pass synced
+	// known are bodies an earlier record of the same change kept durably
+	// (a write-ahead change's new content): not kept again.
+	known map[string]bool
 }
 
 func (s *Store) lstat(rel string) (os.FileInfo, error) {
@@ -82,27 +85,40 @@ func (sn *snapshot) file(rel string) (string, int64, error) {
 		}
 		return sum, size, err
 	}
-	if _, dup := sn.log.Bodies[sum]; dup {
-		return sum, size, nil
-	}
-	if body != nil && sn.log.fits(len(body)) {
-		sn.log.add(sum, body)
-		return sum, size, nil
-	}
-	var added bool
 	if body != nil {
-		_, _, added, err = sn.s.putBytes(body, sn.durable)
-	} else {
-		sum, size, added, err = sn.s.putFile(rel, sn.durable)
+		return sum, size, sn.keep(rel, sum, body)
 	}
+	sum, size, added, err := sn.s.putFile(rel, sn.durable)
 	if err != nil {
 		return "", 0, fmt.Errorf("history: keep %s: %w", rel, err)
 	}
+	sn.kept1(sum, added)
+	return sum, size, nil
+}
+
+// keep keeps a body read whole (of rel): in the record if it fits, else
+// as a blob; not again if the change kept it already.
+func (sn *snapshot) keep(rel, sum string, body []byte) error {
+	if _, dup := sn.log.Bodies[sum]; dup || sn.known[sum] {
+		return nil
+	}
+	if sn.log.fits(len(body)) {
+		sn.log.add(sum, body)
+		return nil
+	}
+	_, _, added, err := sn.s.putBytes(body, sn.durable)
+	if err != nil {
+		return fmt.Errorf("history: keep %s: %w", rel, err)
+	}
+	sn.kept1(sum, added)
+	return nil
+}
+
+func (sn *snapshot) kept1(sum string, added bool) {
 	sn.added = sn.added || added
 	if sn.durable {
 		sn.kept = append(sn.kept, sum)
 	}
-	return sum, size, nil
 }
 
 func (sn *snapshot) link(rel string) (string, error) {

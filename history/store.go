@@ -59,6 +59,14 @@ type Store struct {
 	// a blob kept unsynced (an after-state) is synced once it becomes a
 	// pre-image.
 	synced sync.Map
+	// flushQ flushes write-ahead changes' files (writeahead.go).
+	flushMu     sync.Mutex
+	flushQ      *flushQueue
+	flushClosed bool
+	// reserved is how far this process allocated the log's blocks, when
+	// the log ended at lastEnd.
+	reserveMu         sync.Mutex
+	reserved, lastEnd int64
 }
 
 // Dir is where the store of a state folder lives.
@@ -104,6 +112,7 @@ func Open(dir string, vault afero.Fs, opt Options) (*Store, error) {
 // Close releases the store; with Options.Recover it first seals the log
 // if no one else is using the store.
 func (s *Store) Close() error {
+	s.stopFlushing()
 	if s.opt.Recover && s.log != nil && s.logSize() > 0 {
 		s.tryExclusive(s.seal)
 	}
@@ -228,7 +237,7 @@ func (s *Store) readBody(rel string) (sum string, size int64, body []byte, err e
 		return "", 0, nil, err
 	}
 	defer f.Close()
-	body, err = io.ReadAll(io.LimitReader(f, inMemory+1))
+	body, err = readAtMost(f, inMemory+1)
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("history: read %s: %w", rel, err)
 	}
@@ -236,6 +245,29 @@ func (s *Store) readBody(rel string) (sum string, size int64, body []byte, err e
 		return "", 0, nil, nil
 	}
 	return sha(body), int64(len(body)), body, nil
+}
+
+// readAtMost reads f whole, up to n bytes, in one read where its size is
+// known (io.ReadAll would grow its buffer read by read).
+func readAtMost(f afero.File, n int64) ([]byte, error) {
+	buf := make([]byte, 0, 512)
+	if fi, err := f.Stat(); err == nil && fi.Size() < n {
+		buf = make([]byte, 0, fi.Size()+1) // +1: the read that finds the end
+	}
+	for int64(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := f.Read(buf[len(buf):min(int64(cap(buf)), n)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 // hashFile names a vault file too big to hold, reading it once.

@@ -109,7 +109,7 @@ func Open(cfg *config.Config, opt OpenOptions) (g *Gate, closeAll func(), err er
 		checkOverlay(cfg, vault.StateDir, log)
 	}
 	if opt.StartUp && !opt.Dry {
-		if err := g.startUp(kept); err != nil {
+		if err := g.startUp(kept, cmp.Or[io.Writer](opt.Log, os.Stderr)); err != nil {
 			closeAll()
 			return nil, nil, err
 		}
@@ -187,17 +187,31 @@ func noLayers(stateDir string) bool {
 }
 
 // startUp clears what a killed server left: temporary files in the vault
-// (under the vault lock, so no running call's own are taken) and history
-// past its bounds.
-func (g *Gate) startUp(kept *history.Store) error {
+// (under the vault lock, so no running call's own are taken), write-ahead
+// changes a crash may have lost (rolled forward, under the lock too, so
+// none is under way) and history past its bounds.
+func (g *Gate) startUp(kept *history.Store, log io.Writer) error {
 	unlock, err := g.lockVault()
 	if err != nil {
 		return err
 	}
 	_, err = tools.SweepTemp(g.vault.Fs)
-	unlock()
 	if err != nil {
+		unlock()
 		return fmt.Errorf("sweeping temporary files: %w", err)
+	}
+	rolled, err := kept.RollForward(g.vault.Fs)
+	unlock()
+	if rolled.Restored > 0 {
+		fmt.Fprintf(log, "vaultgate: start-up: %d file(s) a crash had left without the agent's last write were given it\n", rolled.Restored)
+	}
+	for _, l := range rolled.Left {
+		fmt.Fprintf(log, "vaultgate: start-up: %s\n", l)
+	}
+	if err != nil {
+		// Refusing to start would keep the person from the vault; what
+		// was not settled is looked at again at the next start.
+		fmt.Fprintf(log, "vaultgate: start-up: write-ahead changes not settled: %v\n", err)
 	}
 	_, err = kept.GC(time.Now())
 	return err

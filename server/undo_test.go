@@ -304,10 +304,6 @@ func (failingRecorder) Begin(string, history.Meta, []history.Target) (*history.C
 	return nil, errors.New("no space left on device")
 }
 
-func (failingRecorder) BeginAsync(string, history.Meta, []history.Target) (*history.Change, error) {
-	return nil, errors.New("no space left on device")
-}
-
 // TestChangeRefusedWhenNotKept: a pre-image that can't be kept refuses the
 // change (fail closed), with the reason.
 func TestChangeRefusedWhenNotKept(t *testing.T) {

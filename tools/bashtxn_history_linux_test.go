@@ -83,10 +83,6 @@ func (failingBegin) Begin(string, history.Meta, []history.Target) (*history.Chan
 	return nil, errors.New("no space left on device")
 }
 
-func (failingBegin) BeginAsync(string, history.Meta, []history.Target) (*history.Change, error) {
-	return nil, errors.New("no space left on device")
-}
-
 // TestWallTxnHistoryFailed: a commit whose pre-images can't be kept is
 // refused, and nothing of it reaches the vault.
 func TestWallTxnHistoryFailed(t *testing.T) {

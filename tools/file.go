@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -388,11 +389,8 @@ func planWrite(s *Set, a args) (*Plan, error) {
 			if st.exists {
 				op = "modify"
 			}
-			k, err := s.keepAsync(append(s.newFolder(rel), history.Target{Op: op, Path: rel.String()})...)
-			if err != nil {
-				return nil, err
-			}
-			err = s.atomicWrite(rel.String(), []byte(content), st, k)
+			k, err := s.atomicWrite(rel.String(), []byte(content), st,
+				append(s.newFolder(rel), history.Target{Op: op, Path: rel.String()}))
 			k.settle(err)
 			if err != nil {
 				return nil, err
@@ -443,11 +441,8 @@ func planEdit(s *Set, a args) (*Plan, error) {
 			case n > 1 && !all:
 				return nil, s.fail(say.EditManyMatches{Path: rel.String(), Count: n})
 			}
-			k, err := s.keepAsync(history.Target{Op: "modify", Path: rel.String()})
-			if err != nil {
-				return nil, err
-			}
-			err = s.atomicWrite(rel.String(), []byte(strings.ReplaceAll(text, oldS, newS)), st, k)
+			k, err := s.atomicWrite(rel.String(), []byte(strings.ReplaceAll(text, oldS, newS)), st,
+				[]history.Target{{Op: "modify", Path: rel.String()}})
 			k.settle(err)
 			if err != nil {
 				return nil, err
@@ -457,20 +452,37 @@ func planEdit(s *Set, a args) (*Plan, error) {
 	}, nil
 }
 
-// atomicWrite replaces rel with data by way of a file synced before it is
-// named (see placeNew): a crash leaves the old file or the new. Nothing
-// reaches the vault before k's pre-images are on disk.
-func (s *Set) atomicWrite(rel string, data []byte, before stat, k *kept) error {
+// atomicWrite replaces rel with data, by way of a new file named only
+// when it is whole: a crash leaves the old file or the new. It keeps
+// targets (the file's last) in the history first, write-ahead: the new
+// content goes into the pre-images' flushed record, so the file itself is
+// written without flushes of its own (history.Change.FlushLater makes
+// them later, and RollForward recovers it after a crash). Without history
+// the file and its folder are synced before it returns. kept is nil when
+// the history was not reached.
+func (s *Set) atomicWrite(rel string, data []byte, before stat, targets []history.Target) (k *kept, err error) {
+	ahead := s.keepsHistory()
+	begin := func(mode os.FileMode) error {
+		if k != nil {
+			return nil
+		}
+		ts := slices.Clone(targets)
+		if ahead {
+			ts[len(ts)-1].New = &history.NewFile{Data: data, Mode: mode}
+		}
+		k, err = s.keep(ts...)
+		return err
+	}
 	fsys := s.Vault.Fs
 	dir := path.Dir(rel)
 	if dir != "." {
 		if _, err := fsys.Stat(dir); err != nil {
-			if err := k.durable(); err != nil { // the folders are a change too
-				return err
+			if err := begin(0o644); err != nil { // the folders are a change too
+				return k, err
 			}
 		}
 		if err := fsys.MkdirAll(dir, 0o755); err != nil {
-			return s.osFail(dir, err)
+			return k, s.osFail(dir, err)
 		}
 	}
 	// Where the Fs can hold the folder open, every step below acts on that
@@ -480,47 +492,50 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat, k *kept) error {
 	if p, ok := fsys.(Pinner); ok {
 		pinned, err := p.Pin(dir)
 		if err != nil {
-			return s.osFail(dir, err)
+			return k, s.osFail(dir, err)
 		}
 		defer pinned.Close()
 		fsys, name, tmpDir = pinned, path.Base(rel), "."
 	}
 	now, err := statOf(lstatIn(fsys, name))
 	if err != nil {
-		return err
+		return k, err
 	}
 	// The plan was judged on what was there: if that changed (a file
 	// appeared, vanished, or became a link), the judgement no longer holds.
 	if now.exists != before.exists || now.symlink || (before.exists && !now.regular) {
-		return s.fail(say.ChangedMeantime{Path: rel})
+		return k, s.fail(say.ChangedMeantime{Path: rel})
 	}
 	mode := os.FileMode(0o644)
 	if now.exists {
 		mode = now.fi.Mode().Perm()
 	}
-	if err := s.placeNew(fsys, name, tmpDir, data, mode, now.exists, k.durable); err != nil {
+	if err := s.placeNew(fsys, name, tmpDir, data, mode, now.exists, !ahead, func() error { return begin(mode) }); err != nil {
 		if !now.exists && errors.Is(err, fs.ErrExist) {
-			return s.fail(say.ChangedMeantime{Path: rel})
+			return k, s.fail(say.ChangedMeantime{Path: rel})
 		}
-		return s.osFail(rel, err)
+		return k, s.osFail(rel, err)
 	}
-	syncDir(fsys, tmpDir)
+	if !ahead {
+		syncDir(fsys, tmpDir)
+	}
 	if fi, err := lstatIn(fsys, name); err == nil && s.State != nil {
 		policy.MarkRead(s.State, rel, fi.Size(), fi.ModTime())
 	}
-	return nil
+	return k, nil
 }
 
-// placeNew puts data at name (in folder dir of fsys), synced before it is
-// named, and named only once ready returns nil. Where the kernel allows, the file is written unnamed (O_TMPFILE)
-// and linked into place, so a crash leaves nothing; replacing a file still
-// takes a temporary name for the rename, which start-up sweeps (SweepTemp).
-// What is judged a create never replaces anything that appeared meanwhile.
-func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.FileMode, replace bool, ready func() error) error {
+// placeNew puts data at name (in folder dir of fsys), synced first if sync
+// says so, and named only once ready returns nil. Where the kernel allows,
+// the file is written unnamed (O_TMPFILE) and linked into place, so a crash
+// leaves nothing; replacing a file still takes a temporary name for the
+// rename, which start-up sweeps (SweepTemp). What is judged a create never
+// replaces anything that appeared meanwhile.
+func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.FileMode, replace, sync bool, ready func() error) error {
 	if u, ok := fsys.(UnnamedCreator); ok {
 		f, err := u.CreateUnnamed(mode)
 		if err == nil {
-			return placeUnnamed(fsys, f, name, dir, data, replace, ready)
+			return placeUnnamed(fsys, f, name, dir, data, replace, sync, ready)
 		}
 		if !errors.Is(err, ErrUnnamedUnsupported) {
 			return err
@@ -531,7 +546,7 @@ func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.Fil
 	if err != nil {
 		return err
 	}
-	if err := writeSynced(f, data); err != nil {
+	if err := writeSynced(f, data, sync); err != nil {
 		fsys.Remove(tmp)
 		return err
 	}
@@ -550,8 +565,8 @@ func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.Fil
 	return nil
 }
 
-func placeUnnamed(fsys afero.Fs, f UnnamedFile, name, dir string, data []byte, replace bool, ready func() error) error {
-	if err := writeSynced(f, data); err != nil {
+func placeUnnamed(fsys afero.Fs, f UnnamedFile, name, dir string, data []byte, replace, sync bool, ready func() error) error {
+	if err := writeSynced(f, data, sync); err != nil {
 		return err
 	}
 	defer f.Close()
@@ -572,10 +587,11 @@ func placeUnnamed(fsys afero.Fs, f UnnamedFile, name, dir string, data []byte, r
 	return nil
 }
 
-// writeSynced writes data and syncs it; on error the file is closed.
-func writeSynced(f afero.File, data []byte) error {
+// writeSynced writes data and, if sync says so, syncs it; on error the
+// file is closed.
+func writeSynced(f afero.File, data []byte, sync bool) error {
 	_, err := f.Write(data)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if err != nil {

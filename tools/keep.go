@@ -18,44 +18,19 @@ type kept struct {
 // when it returns. An error refuses the change: what can't be kept can't
 // be undone (fail closed).
 func (s *Set) keep(targets ...history.Target) (*kept, error) {
-	return s.keepWith(false, targets)
-}
-
-// keepAsync is keep with the pre-images still being flushed: the caller
-// must call durable before the change reaches the vault (atomicWrite
-// does, between syncing the new content and naming it).
-func (s *Set) keepAsync(targets ...history.Target) (*kept, error) {
-	return s.keepWith(true, targets)
-}
-
-func (s *Set) keepWith(async bool, targets []history.Target) (*kept, error) {
-	if s.History == nil || s.Hook != nil {
+	if !s.keepsHistory() {
 		return &kept{}, nil
 	}
-	begin := s.History.Begin
-	if async {
-		begin = s.History.BeginAsync
-	}
-	c, err := begin(s.CallID, s.Call, targets)
+	c, err := s.History.Begin(s.CallID, s.Call, targets)
 	if err != nil {
 		return nil, s.fail(say.HistoryFailed{Path: targets[0].Path, Problem: err.Error()})
 	}
 	return &kept{s: s, c: c, path: targets[len(targets)-1].Path}, nil
 }
 
-// durable waits until the pre-images are on disk, which keep began to
-// flush: called after the new content is written and synced, right before
-// the change reaches the vault, so that the two flushes overlap. An error
-// refuses the change.
-func (k *kept) durable() error {
-	if k == nil || k.c == nil {
-		return nil
-	}
-	if err := k.c.Durable(); err != nil {
-		return k.s.fail(say.HistoryFailed{Path: k.path, Problem: err.Error()})
-	}
-	return nil
-}
+// keepsHistory: the set's own changes are kept (a hook's are kept by the
+// hook, before Claude Code makes them).
+func (s *Set) keepsHistory() bool { return s.History != nil && s.Hook == nil }
 
 // settle records the outcome: the states after a change done, or after
 // one that failed (which may have made part of itself). A record that
@@ -69,7 +44,9 @@ func (k *kept) settle(err error) {
 		k.c.Failed()
 		return
 	}
-	k.c.Done()
+	if k.c.Done() == nil {
+		k.c.FlushLater()
+	}
 }
 
 // newFolder is the outermost folder above rel that a change would make, as

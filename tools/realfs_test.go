@@ -195,11 +195,11 @@ func TestPlaceNewWaitsForReady(t *testing.T) {
 	}
 	defer pinned.Close()
 	for _, c := range []struct {
-		name    string
-		replace bool
-	}{{"a.md", true}, {"fresh.md", false}} {
-		if err := s.placeNew(pinned, c.name, ".", []byte("new\n"), 0o644, c.replace, no); !errors.Is(err, notYet) {
-			t.Fatalf("%s: %v, want ready's no", c.name, err)
+		name          string
+		replace, sync bool
+	}{{"a.md", true, true}, {"fresh.md", false, true}, {"a.md", true, false}, {"fresh.md", false, false}} {
+		if err := s.placeNew(pinned, c.name, ".", []byte("new\n"), 0o644, c.replace, c.sync, no); !errors.Is(err, notYet) {
+			t.Fatalf("%s (sync %v): %v, want ready's no", c.name, c.sync, err)
 		}
 	}
 	if got, _ := os.ReadFile(filepath.Join(root, "notes/a.md")); string(got) != string(old) {
