@@ -479,6 +479,155 @@ func TestFollow(t *testing.T) {
 	check(follow(0, 3, true), 0)
 }
 
+// TestFollowRotationRace rotates the log at each step of Follow's move to a
+// new file (see followHook), the window in which a file could fall between
+// the listing of rotated files and the current one, and checks that no
+// record is skipped or repeated.
+func TestFollowRotationRace(t *testing.T) {
+	defer func(d time.Duration) { followPoll = d }(followPoll)
+	followPoll = 5 * time.Millisecond
+	defer func() { followHook = nil }()
+	opt := Options{MaxSize: 3 << 10}
+
+	// rotate writes with w until the current file is a new one.
+	rotate := func(w *Writer, path string) {
+		st0, err := os.Stat(path)
+		for i := 0; err != nil && i < 100; i++ { // mid-rotation by another writer
+			time.Sleep(time.Millisecond)
+			st0, err = os.Stat(path)
+		}
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for i := range 100 {
+			if err := w.Write(sample(i)); err != nil {
+				t.Error(err)
+				return
+			}
+			if st, err := os.Stat(path); err == nil && !os.SameFile(st, st0) {
+				return
+			}
+		}
+		t.Error("no rotation after 100 writes")
+	}
+	// run follows path from while the hook rotates the log (its first call
+	// opens it), and another writer adds a line every millisecond.
+	run := func(path string, from int64, want int) []Record {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		// With no log yet, the writer waits for the hook to create it, so
+		// that Follow starts without one.
+		started := make(chan struct{})
+		if _, err := os.Stat(path); err == nil {
+			close(started)
+		}
+		var hw *Writer
+		calls := 0
+		followHook = func() {
+			if calls++; calls > 60 {
+				return
+			}
+			if hw == nil {
+				var err error
+				if hw, err = Open(path, opt); err != nil {
+					t.Error(err)
+					return
+				}
+				select {
+				case <-started:
+				default:
+					close(started)
+				}
+			}
+			rotate(hw, path)
+		}
+		defer func() {
+			followHook = nil
+			if hw != nil {
+				hw.Close()
+			}
+		}()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			select {
+			case <-started:
+			case <-ctx.Done():
+				return
+			}
+			w, err := Open(path, opt)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer w.Close()
+			for i := 0; ctx.Err() == nil; i++ {
+				if err := w.Write(sample(i)); err != nil {
+					t.Error(err)
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+		var got []Record
+		err := Follow(ctx, path, from, func(r Record) error {
+			got = append(got, r)
+			if len(got) == want {
+				cancel()
+			}
+			return nil
+		})
+		cancel()
+		wg.Wait()
+		if err != context.Canceled {
+			t.Fatalf("Follow(%d) = %v after %d records, want %d", from, err, len(got), want)
+		}
+		if calls < 2 {
+			t.Fatalf("followHook called %d times: the rotation path was not taken", calls)
+		}
+		return got
+	}
+	check := func(got []Record, first int64) {
+		t.Helper()
+		for i, r := range got {
+			if r.Seq != first+int64(i) {
+				t.Fatalf("record %d has seq %d, want %d", i, r.Seq, first+int64(i))
+			}
+		}
+	}
+
+	path := testPath(t)
+	writeN(t, path, opt, 0, 20)
+	check(run(path, 3, 300), 3)
+	// No log yet, from now on: every line is new, the first one included.
+	check(run(testPath(t), 0, 300), 1)
+}
+
+// A current file moved away under another name, not rotated, leaves Follow
+// unable to tell what came after it: it fails rather than skip ahead.
+func TestFollowMovedAway(t *testing.T) {
+	defer func(d time.Duration) { followPoll = d }(followPoll)
+	followPoll = 5 * time.Millisecond
+	path := testPath(t)
+	writeN(t, path, Options{}, 0, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n := 0
+	err := Follow(ctx, path, 1, func(r Record) error {
+		if n++; n == 3 {
+			if err := os.Rename(path, path+".old"); err != nil {
+				t.Fatal(err)
+			}
+			writeN(t, path, Options{}, 3, 1)
+		}
+		return nil
+	})
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "moved or removed") {
+		t.Fatalf("Follow = %v after %d records, want the moved file named", err, n)
+	}
+}
+
 // Verify and Read take a snapshot under a shared lock, so a log being
 // written and rotated as they run never looks broken.
 func TestVerifyWhileWriting(t *testing.T) {

@@ -71,13 +71,26 @@ func Read(path string, fn func(Record) error) error {
 // followPoll is how often Follow looks for new lines.
 var followPoll = 100 * time.Millisecond
 
+// followHook, when set by a test, is called where a rotation racing with
+// Follow would make it lose lines if the steps were in the wrong order.
+var followHook func()
+
+func runFollowHook() {
+	if followHook != nil {
+		followHook()
+	}
+}
+
 // Follow calls fn with each record as it is appended to the log at path,
 // like tail -f, until ctx is done (it then returns ctx.Err()) or fn returns
 // an error. It follows the log across rotations and waits for a log that
 // does not exist yet. from picks the start: 0, only lines appended from now
 // on; n > 0, every record from seq n on (older rotated files are read as
 // needed); -n, the last n records, then the new ones. Lines that are not
-// records are skipped.
+// records are skipped. When it can no longer tell which files came after
+// the one it was reading (that file was moved or removed rather than
+// rotated, or a rotated file vanished before it was read), it returns an
+// error rather than go on past lines it may have missed.
 func Follow(ctx context.Context, path string, from int64, fn func(Record) error) error {
 	fl := &follower{path: path, fn: fn}
 	if from < 0 {
@@ -87,28 +100,43 @@ func Follow(ctx context.Context, path string, from int64, fn func(Record) error)
 		}
 		from = max(1, last+from+1)
 	}
+	var before []string
+	if from == 0 {
+		// Taken before the current file is opened, so that with no current
+		// file a rotation in between is not counted as old.
+		var err error
+		if before, _, err = rotated(path); err != nil {
+			return err
+		}
+	}
 	// Hold the current file before looking at the rotated ones: should it
 	// be rotated meanwhile, the rotation is seen below and nothing is lost.
 	f, err := os.Open(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("audit: follow: %w", err)
 	}
+	fl.cur = f
 	defer func() {
-		if f != nil {
-			f.Close()
+		if fl.cur != nil {
+			fl.cur.Close()
 		}
 	}()
-	if from > 0 {
+	switch {
+	case from > 0:
 		fl.min = from
-		if err := fl.catchUp(from, f); err != nil {
+		if err := fl.catchUp(from); err != nil {
 			return err
 		}
-	} else if f != nil {
+	case f != nil:
 		if err := seekAfterLastLine(f); err != nil {
 			return err
 		}
+	default:
+		if err := fl.markNewest(before); err != nil {
+			return err
+		}
 	}
-	return fl.follow(ctx, &f)
+	return fl.follow(ctx)
 }
 
 type follower struct {
@@ -116,6 +144,24 @@ type follower struct {
 	fn      func(Record) error
 	min     int64  // records below this seq are not delivered
 	partial []byte // an unfinished line at the end of what was read
+	cur     *os.File
+	// With cur nil: the newest rotated file already dealt with, nil when
+	// every rotated file that shows up is still to be read.
+	done os.FileInfo
+}
+
+// markNewest makes the newest of names (a listing of rotated files) the one
+// dealt with last, for when there is no current file.
+func (fl *follower) markNewest(names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	st, err := os.Stat(names[len(names)-1])
+	if err != nil {
+		return fmt.Errorf("audit: follow: %w", err)
+	}
+	fl.done = st
+	return nil
 }
 
 // deliver hands out every complete line in b, keeping an unfinished one.
@@ -179,21 +225,22 @@ func (fl *follower) readFiles(names []string) error {
 	return nil
 }
 
-// catchUp reads the rotated files older than cur that may hold seq from or
-// later.
-func (fl *follower) catchUp(from int64, cur *os.File) error {
+// catchUp reads the rotated files older than fl.cur that may hold seq from
+// or later.
+func (fl *follower) catchUp(from int64) error {
 	names, _, err := rotated(fl.path)
 	if err != nil {
 		return err
 	}
-	if cur != nil {
-		if fi, err := cur.Stat(); err == nil {
-			for i, name := range names {
-				if st, err := os.Stat(name); err == nil && os.SameFile(st, fi) {
-					names = names[:i] // cur itself, already rotated: follow reads it
-					break
-				}
-			}
+	if fl.cur == nil {
+		// The files rotated until now are read here; any later, on the
+		// move to the current file.
+		if err := fl.markNewest(names); err != nil {
+			return err
+		}
+	} else if fi, err := fl.cur.Stat(); err == nil {
+		if i := indexOf(names, fi); i >= 0 {
+			names = names[:i] // cur itself, already rotated: follow reads it
 		}
 	}
 	// Start at the newest file whose first line is at or before from.
@@ -207,7 +254,7 @@ func (fl *follower) catchUp(from int64, cur *os.File) error {
 	return fl.readFiles(names[start:])
 }
 
-func (fl *follower) follow(ctx context.Context, fp **os.File) error {
+func (fl *follower) follow(ctx context.Context) error {
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
 	wait := func() error {
@@ -218,78 +265,106 @@ func (fl *follower) follow(ctx context.Context, fp **os.File) error {
 			return nil
 		}
 	}
-	for *fp == nil {
-		f, err := os.Open(fl.path)
-		if err == nil {
-			*fp = f
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("audit: follow: %w", err)
-		}
-		if err := wait(); err != nil {
-			return err
-		}
-	}
 	for {
-		f := *fp
-		if err := fl.readAll(f); err != nil {
-			return err
+		if fl.cur != nil {
+			if err := fl.readAll(fl.cur); err != nil {
+				return err
+			}
 		}
 		if err := wait(); err != nil {
 			return err
 		}
-		st, err := os.Stat(fl.path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("audit: follow: %w", err)
-		}
-		fi, ferr := f.Stat()
-		if ferr != nil {
-			return fmt.Errorf("audit: follow: %w", ferr)
-		}
-		if err != nil || os.SameFile(st, fi) {
-			continue // no rotation, or the new file is not there yet
-		}
-		// Rotated: writers finished with the old file before renaming it,
-		// so read it to its end, then any files rotated after it, then the
-		// new current file from its start.
-		if err := fl.readAll(f); err != nil {
-			return err
-		}
-		fl.partial = fl.partial[:0]
-		if err := fl.readRotatedAfter(fi); err != nil {
-			return err
-		}
-		nf, err := os.Open(fl.path)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
+		if fl.cur != nil {
+			st, err := os.Stat(fl.path)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("audit: follow: %w", err)
 			}
-			return fmt.Errorf("audit: follow: %w", err)
+			fi, ferr := fl.cur.Stat()
+			if ferr != nil {
+				return fmt.Errorf("audit: follow: %w", ferr)
+			}
+			if err != nil || os.SameFile(st, fi) {
+				continue // no rotation, or the new file is not there yet
+			}
+			// Rotated: writers finished with the old file before renaming
+			// it, so read it to its end before moving on.
+			if err := fl.readAll(fl.cur); err != nil {
+				return err
+			}
+			fl.partial = fl.partial[:0]
 		}
-		f.Close()
-		*fp = nf
+		if err := fl.advance(); err != nil {
+			return err
+		}
 	}
 }
 
-// readRotatedAfter reads the rotated files newer than old (which is one of
-// them), for when more than one rotation happened between two looks.
-func (fl *follower) readRotatedAfter(old os.FileInfo) error {
+// advance moves from the file dealt with last (fl.cur, now rotated, or
+// fl.done) to the current file, first reading the files rotated in between.
+// It leaves things as they were when there is no current file yet.
+func (fl *follower) advance() error {
+	last := fl.done
+	if fl.cur != nil {
+		fi, err := fl.cur.Stat()
+		if err != nil {
+			return fmt.Errorf("audit: follow: %w", err)
+		}
+		last = fi
+	}
+	// Open the new current file before listing the rotated ones: a file
+	// rotated after the listing would be in neither. One rotated between
+	// the two shows up in the listing, and is read as the current file.
+	nf, err := os.Open(fl.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		runFollowHook()
+		return nil // mid-rotation, or no log yet: look again next time
+	}
+	if err != nil {
+		return fmt.Errorf("audit: follow: %w", err)
+	}
+	runFollowHook()
 	names, _, err := rotated(fl.path)
 	if err != nil {
+		nf.Close()
 		return err
 	}
-	at := -1
-	for i, name := range names {
-		if st, err := os.Stat(name); err == nil && os.SameFile(st, old) {
-			at = i
-			break
+	runFollowHook()
+	lo, hi := 0, len(names)
+	if last != nil {
+		if lo = indexOf(names, last) + 1; lo == 0 {
+			nf.Close()
+			return fmt.Errorf("audit: follow %s: the file last read was moved or removed, not rotated: lines after it may be missed", fl.path)
 		}
 	}
-	if at < 0 {
-		return nil
+	if nfi, err := nf.Stat(); err != nil {
+		nf.Close()
+		return fmt.Errorf("audit: follow: %w", err)
+	} else if i := indexOf(names, nfi); i >= 0 {
+		hi = i
 	}
-	return fl.readFiles(names[at+1:])
+	if hi < lo {
+		nf.Close()
+		return fmt.Errorf("audit: follow %s: rotated files out of order", fl.path)
+	}
+	if err := fl.readFiles(names[lo:hi]); err != nil {
+		nf.Close()
+		return err
+	}
+	if fl.cur != nil {
+		fl.cur.Close()
+	}
+	fl.cur, fl.done = nf, nil
+	return nil
+}
+
+// indexOf is the index of the file fi among names, or -1.
+func indexOf(names []string, fi os.FileInfo) int {
+	for i, name := range names {
+		if st, err := os.Stat(name); err == nil && os.SameFile(st, fi) {
+			return i
+		}
+	}
+	return -1
 }
 
 // seekAfterLastLine puts f's offset just past its last newline, so a line
