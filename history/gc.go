@@ -65,6 +65,9 @@ func (s *Store) GC(now time.Time) (Pruned, error) {
 			for _, e := range all[id] {
 				calls[i] = append(calls[i], e.Before.blobs()...)
 				calls[i] = append(calls[i], e.After.blobs()...)
+				if e.Intended != nil { // what RollForward may still need
+					calls[i] = append(calls[i], e.Intended.blobs()...)
+				}
 				if e.Time.After(newest[i]) {
 					newest[i] = e.Time
 				}
