@@ -179,8 +179,9 @@ func decodeRecord(payload []byte) (logRecord, bool) {
 
 // eachFrame calls fn with the payload of every whole frame in data, in
 // order, skipping what is not one (a torn or damaged frame, or junk) by
-// looking for the next magic.
-func eachFrame(data []byte, fn func(payload []byte)) {
+// looking for the next magic. It returns where the last whole frame ends.
+func eachFrame(data []byte, fn func(payload []byte)) (end int) {
+	all := len(data)
 	for len(data) >= frameHead {
 		if !bytes.Equal(data[:4], logMagic[:]) {
 			data = nextFrame(data)
@@ -194,18 +195,21 @@ func eachFrame(data []byte, fn func(payload []byte)) {
 		}
 		fn(data[frameHead : frameHead+n])
 		data = data[frameHead+n:]
+		end = all - len(data)
 	}
+	return end
 }
 
-// readLog returns every whole record in data, skipping what is not one.
-func readLog(data []byte) []logRecord {
+// readLog returns every whole record in data, skipping what is not one,
+// and where the last whole frame ends.
+func readLog(data []byte) ([]logRecord, int) {
 	var out []logRecord
-	eachFrame(data, func(payload []byte) {
+	end := eachFrame(data, func(payload []byte) {
 		if r, ok := decodeRecord(payload); ok {
 			out = append(out, r)
 		}
 	})
-	return out
+	return out, end
 }
 
 // readLogCall is the last whole record of id in data, as readLog would

@@ -110,10 +110,27 @@ func (s *Store) logged() ([]logRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	recs := readLog(data)
-	if int64(len(data)) == fi.Size() { // not appended to between the stat and the read
-		s.logCache = logCache{fi: fi, recs: recs}
+	// The log only grows between seals, so what was parsed stands and only
+	// what came after it is parsed: unless the file was replaced or its
+	// first frame is not the one parsed (a seal emptied it, and it grew
+	// again).
+	c := s.logCache
+	var recs []logRecord
+	var end int
+	if c.fi != nil && c.end > 0 && os.SameFile(c.fi, fi) && len(data) >= c.end && bytes.Equal(data[:frameHead], c.first[:]) {
+		more, n := readLog(data[c.end:])
+		recs, end = append(slices.Clip(c.recs), more...), c.end+n
+		if n == 0 {
+			end = c.end
+		}
+	} else {
+		recs, end = readLog(data)
 	}
+	next := logCache{fi: fi, recs: recs, end: end}
+	if end >= frameHead {
+		copy(next.first[:], data[:frameHead])
+	}
+	s.logCache = next
 	return recs, nil
 }
 
@@ -142,6 +159,20 @@ func (s *Store) loggedCall(id string) ([]Entry, bool, error) {
 		}
 		return nil, false, nil
 	}
+	if c.fi != nil && os.SameFile(c.fi, fi) {
+		// A parse to build on (logged parses only what came since): a
+		// reader of many calls, such as undo, while a server appends.
+		recs, err := s.logged()
+		if err != nil {
+			return nil, false, err
+		}
+		for i := len(recs) - 1; i >= 0; i-- {
+			if recs[i].ID == id {
+				return slices.Clone(recs[i].Entries), true, nil
+			}
+		}
+		return nil, false, nil
+	}
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, false, fmt.Errorf("history: %w", err)
@@ -152,8 +183,10 @@ func (s *Store) loggedCall(id string) ([]Entry, bool, error) {
 
 // logCache is the log as last parsed, and the file's state then.
 type logCache struct {
-	fi   os.FileInfo
-	recs []logRecord
+	fi    os.FileInfo
+	recs  []logRecord
+	end   int             // where the last whole frame parsed ends
+	first [frameHead]byte // the first frame's head, which a seal changes
 }
 
 // readPackBody reads one body out of a pack and checks it against its
