@@ -460,8 +460,9 @@ func planEdit(s *Set, a args) (*Plan, error) {
 // them later, and RollForward recovers it after a crash). Without history
 // the file and its folder are synced before it returns. kept is nil when
 // the history was not reached.
-func (s *Set) atomicWrite(rel string, data []byte, before stat, targets []history.Target) (k *kept, err error) {
+func (s *Set) atomicWrite(rel string, data []byte, before stat, targets []history.Target) (*kept, error) {
 	ahead := s.keepsHistory()
+	var k *kept
 	begin := func(mode os.FileMode) error {
 		if k != nil {
 			return nil
@@ -470,6 +471,7 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat, targets []histor
 		if ahead {
 			ts[len(ts)-1].New = &history.NewFile{Data: data, Mode: mode}
 		}
+		var err error
 		k, err = s.keep(ts...)
 		return err
 	}
