@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -219,5 +221,60 @@ func TestWallAheadWatchesMounts(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after a mount the spare %d still waits (%v) or runs (%v)", sp.cmd.Process.Pid, waiting, err)
 		}
+	}
+}
+
+// TestWallStatusHeldOutside: a call whose helper's status socket is still
+// held open once every process of the call has ended (here by the test,
+// which took a copy of a stand-in helper's end) ends all the same, with
+// an error that says why, instead of waiting for an end of the socket
+// that never comes.
+func TestWallStatusHeldOutside(t *testing.T) {
+	v := newZoneVault(t, zones.Edit, nil)
+	walled(t, v.tab, v.dir, "true")
+	real := readySpare(t)
+	spares.Lock()
+	delete(spares.ready, real.key)
+	spares.Unlock()
+	real.discard()
+	// It waits for its plan, says it is ready, and ends.
+	stand := launchSpec{path: "/bin/sh", args: []string{"sh", "-c", "cat <&5 >/dev/null; printf 'ready\n' >&4"}, env: []string{}, dir: "/", walled: true,
+		attr: syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
+	fake, err := newSpare(real.key, stand, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidfd, err := unix.PidfdOpen(fake.cmd.Process.Pid, 0)
+	if err != nil {
+		fake.discard()
+		t.Skipf("pidfd_open: %v", err)
+	}
+	held, err := unix.PidfdGetfd(pidfd, statusFD, 0)
+	unix.Close(pidfd)
+	if err != nil {
+		fake.discard()
+		t.Skipf("pidfd_getfd: %v", err)
+	}
+	defer unix.Close(held)
+	spares.Lock()
+	spares.ready[real.key] = fake
+	spares.Unlock()
+	hits := spareHits.Load()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), Request{Command: "echo six", Dir: v.dir, Env: []string{"PATH"}, Environ: os.Environ(),
+			Timeout: 30 * time.Second, Wall: &WallConfig{Zones: v.tab, Required: true, Layers: requireWall(t)}, Ahead: true})
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute): // a safety net, not a measure: without the bound it never ends
+		t.Fatal("the call never ended: it waits for the end of a status socket held outside it")
+	}
+	if spareHits.Load() != hits+1 {
+		t.Errorf("the stand-in was not taken (%d hits, were %d)", spareHits.Load(), hits)
+	}
+	if !errors.Is(err, errStatusHeld) {
+		t.Errorf("the call's error is %v, want %v", err, errStatusHeld)
 	}
 }

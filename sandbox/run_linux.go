@@ -134,11 +134,20 @@ func runWith(ctx context.Context, c *call, useSpare bool) (Result, error) {
 	outR.SetReadDeadline(grace)
 	errR.SetReadDeadline(grace)
 	readers.Wait()
+	if status != nil {
+		// The helper's end closed at its exec or its death, and every
+		// process of the call has ended: what it said is in the socket.
+		// An end still open is held outside the call (a child forked
+		// meanwhile that kept it), and must not hold the call: the read
+		// of the status ends as the output's do.
+		status.SetReadDeadline(time.Now().Add(drainGrace))
+	}
 
 	res := Result{Duration: time.Since(begin), Isolation: cont.layers()}
 	if wallErr != nil {
-		// The helper's status pipe closes at its exec (or its death),
-		// long before bash has been reaped.
+		// The helper's status socket closes at its exec (or its death),
+		// long before bash has been reaped; held open by another
+		// process, its read ends within drainGrace (errStatusHeld).
 		st := <-wallErr
 		if err := st.err; err != nil && !timedOut && !cancelled {
 			if st.upper != nil {

@@ -76,10 +76,16 @@ func wallLaunch(c *call, bash launchSpec) (spec launchSpec, plan, first []byte, 
 
 // statusSocket is the helper's status channel (server's end, helper's
 // end): a socket, not a pipe, since the helper hands an in-memory layer's
-// upper folder over it (SCM_RIGHTS), one message a packet.
+// upper folder over it (SCM_RIGHTS), one message a packet. The server's
+// end is non-blocking, so that its reads honour a deadline (see run).
 func statusSocket() (*os.File, *os.File, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := unix.SetNonblock(pair[0], true); err != nil {
+		unix.Close(pair[0])
+		unix.Close(pair[1])
 		return nil, nil, err
 	}
 	return os.NewFile(uintptr(pair[0]), "status"), os.NewFile(uintptr(pair[1]), "status"), nil
@@ -132,11 +138,22 @@ func readStatus(r *os.File, wantUpper bool) (*os.File, error) {
 	for {
 		var n, oobn int
 		var rerr error
-		if err := raw.Read(func(fd uintptr) bool {
+		recv := func(fd uintptr) bool {
 			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
 			return rerr != unix.EAGAIN
-		}); err != nil {
-			return fail(err)
+		}
+		if err := raw.Read(recv); err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				return fail(err)
+			}
+			// Past the deadline (run's): what is in the socket still
+			// counts, but nothing more is waited for.
+			if err := raw.Control(func(fd uintptr) { recv(fd) }); err != nil {
+				return fail(err)
+			}
+			if rerr == unix.EAGAIN {
+				return fail(errStatusHeld)
+			}
 		}
 		if rerr == unix.EINTR {
 			continue
@@ -182,6 +199,11 @@ func readStatus(r *os.File, wantUpper bool) (*os.File, error) {
 // errHelperEnded is a helper that ended (or was killed) without saying
 // anything: bash did not start, since "ready" comes before its exec.
 var errHelperEnded = errors.New("vaultgate wall: the helper ended before bash started")
+
+// errStatusHeld is a status socket still open when every process of the
+// call had ended: something outside the call holds the helper's end, and
+// what the helper said can't be known to be all it said.
+var errStatusHeld = errors.New("vaultgate wall: the helper's status socket stayed open after every process of the call had ended (a process outside the call holds it)")
 
 // unixRights are the descriptors in a message's control data.
 func unixRights(oob []byte) ([]int, error) {
