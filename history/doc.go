@@ -6,7 +6,7 @@
 // and never in the user's .git: the state folder is a hidden control path
 // for every tool and for bash. A call's changes are one Entry per changed
 // path, keyed by the call's audit id; content is kept by its sha256, each
-// body once. Both go first into an append-only log (log.go), which is
+// body once. Both go first into a log written in place (log.go), which is
 // sealed into packs (pack.go); a body too big for a log record is a blob
 // file of its own.
 //

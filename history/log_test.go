@@ -2,8 +2,10 @@ package history
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -52,13 +54,31 @@ func put(t *testing.T, vault, rel string, body []byte) string {
 	return sha(body)
 }
 
+// logLen is how many bytes of records the log holds, by its head.
 func logLen(t *testing.T, s *Store) int64 {
 	t.Helper()
-	fi, err := os.Stat(filepath.Join(s.Dir(), logName))
-	if err != nil {
+	h, err := s.readHead()
+	if err != nil || !h.ok {
+		t.Fatalf("the log's head: %+v, %v", h, err)
+	}
+	return h.end - headSize
+}
+
+// setHead writes a head into the store's log, as a crash could leave it.
+func setHead(t *testing.T, s *Store, h logHead) {
+	t.Helper()
+	if _, err := s.log.WriteAt(h.encode(), 0); err != nil {
 		t.Fatal(err)
 	}
-	return fi.Size()
+}
+
+// firstFrame frames a payload as the log's first format did.
+func firstFrame(payload []byte) []byte {
+	out := make([]byte, firstHead, firstHead+len(payload))
+	copy(out, firstMagic[:])
+	binary.LittleEndian.PutUint32(out[4:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(out[8:], crc32.Checksum(payload, castagnoli))
+	return append(out, payload...)
 }
 
 func readBlob(t *testing.T, s *Store, sum string) string {
@@ -131,31 +151,45 @@ func TestBeginMakesNoFile(t *testing.T) {
 
 // TestPowerCutAfterBegin: Begin's record is flushed, the outcome's is
 // not; a power cut that loses the outcome leaves the call pending, with
-// its pre-image.
+// its pre-image: whether the cut kept the outcome's frame and not the
+// head past it, or the head and only a torn part of the frame.
 func TestPowerCutAfterBegin(t *testing.T) {
-	vault, state, s := logStore(t, Options{})
-	sum := put(t, vault, "a.md", []byte("before\n"))
-	c, err := s.Begin("call-1", Meta{Tool: "write"}, []Target{{Op: "modify", Path: "a.md"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	synced := logLen(t, s)
-	put(t, vault, "a.md", []byte("after\n"))
-	if err := c.Done(); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	// what a power cut leaves: the flushed part, and a torn rest
-	if err := os.Truncate(filepath.Join(Dir(state), logName), synced+7); err != nil {
-		t.Fatal(err)
-	}
-	s2 := openAt(t, vault, state, Options{Recover: true})
-	es, err := s2.Call("call-1")
-	if err != nil || len(es) != 1 || es[0].State != Pending {
-		t.Fatalf("entries after the cut: %+v, %v", es, err)
-	}
-	if got := readBlob(t, s2, sum); got != "before\n" {
-		t.Fatalf("pre-image %q", got)
+	for _, kept := range []string{"frame", "head"} {
+		t.Run(kept, func(t *testing.T) {
+			vault, state, s := logStore(t, Options{})
+			sum := put(t, vault, "a.md", []byte("before\n"))
+			c, err := s.Begin("call-1", Meta{Tool: "write"}, []Target{{Op: "modify", Path: "a.md"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			synced, err := s.readHead()
+			if err != nil {
+				t.Fatal(err)
+			}
+			put(t, vault, "a.md", []byte("after\n"))
+			if err := c.Done(); err != nil {
+				t.Fatal(err)
+			}
+			after, _ := s.readHead()
+			switch kept {
+			case "frame":
+				setHead(t, s, synced)
+			case "head":
+				torn := make([]byte, after.end-synced.end-7)
+				if _, err := s.log.WriteAt(torn, synced.end+7); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Close()
+			s2 := openAt(t, vault, state, Options{Recover: true})
+			es, err := s2.Call("call-1")
+			if err != nil || len(es) != 1 || es[0].State != Pending {
+				t.Fatalf("entries after the cut: %+v, %v", es, err)
+			}
+			if got := readBlob(t, s2, sum); got != "before\n" {
+				t.Fatalf("pre-image %q", got)
+			}
+		})
 	}
 }
 
@@ -164,7 +198,7 @@ func TestPowerCutAfterBegin(t *testing.T) {
 // are read.
 func TestLogFramesCutShortAreSkipped(t *testing.T) {
 	rec := func(id string) []byte {
-		return frame(fmt.Appendf(nil, `{"id":%q,"entries":[{"path":"x.md","op":"modify"}]}`, id))
+		return frame(3, fmt.Appendf(nil, `{"id":%q,"entries":[{"path":"x.md","op":"modify"}]}`, id))
 	}
 	damaged := rec("two")
 	damaged[len(damaged)-3] ^= 0xff
@@ -173,11 +207,13 @@ func TestLogFramesCutShortAreSkipped(t *testing.T) {
 	log = append(log, rec("half")[:20]...)
 	log = append(log, damaged...)
 	log = append(log, "noise"...)
+	log = append(log, frame(2, []byte(`{"id":"sealed","entries":[]}`))...)  // another generation's
+	log = append(log, firstFrame([]byte(`{"id":"first","entries":[]}`))...) // another format's
 	log = append(log, rec("three")...)
 	log = append(log, rec("bad/id")...)
 	log = append(log, rec("four")[:frameHead+2]...)
 	var ids []string
-	for _, r := range first(readLog(log)) {
+	for _, r := range first(readLog(log, logView{logFraming, 3})) {
 		ids = append(ids, r.ID)
 	}
 	if got := strings.Join(ids, " "); got != "one three" {
@@ -368,29 +404,33 @@ func TestReadLogCallLikeReadLog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data = append(data, frame(p)...)
+		data = append(data, frame(1, p)...)
 		if i == 1 {
-			data = append(data, frame(p)[:9]...) // torn
+			data = append(data, frame(1, p)[:9]...) // torn
+			data = append(data, frame(0, p)...)     // sealed
 		}
 	}
-	data = append(data, frame([]byte(`{"entries":[{"path":"late.md"}],"id":"ab"}`))...)
+	data = append(data, frame(1, []byte(`{"entries":[{"path":"late.md"}],"id":"ab"}`))...)
+	v := logView{logFraming, 1}
 	for _, id := range append(ids, "zz", "") {
 		want, wantOK := logRecord{}, false
-		for _, r := range first(readLog(data)) {
+		for _, r := range first(readLog(data, v)) {
 			if r.ID == id {
 				want, wantOK = r, true
 			}
 		}
-		got, ok := readLogCall(data, id)
+		got, ok := readLogCall(data, v, id)
 		if ok != wantOK || !reflect.DeepEqual(got.Entries, want.Entries) {
 			t.Errorf("%q: got %v %v, want %v %v", id, got.Entries, ok, want.Entries, wantOK)
 		}
 	}
 }
 
-// TestLogFirstFormatIsRead: a log written before bodies went raw (the
-// whole record JSON, bodies in base64) still gives its entries and its
-// pre-images, beside records in the new form, and seals into a pack.
+// TestLogFirstFormatIsRead: a log of the first format, appended to from
+// the file's start, with records of both its payloads (the whole record
+// JSON with bodies in base64, and bodies raw), is sealed into a pack at
+// Open, even a hook's, and the log started anew; its entries and
+// pre-images read beside the new log's records.
 func TestLogFirstFormatIsRead(t *testing.T) {
 	vault, state, s := logStore(t, Options{})
 	s.Close()
@@ -398,14 +438,32 @@ func TestLogFirstFormatIsRead(t *testing.T) {
 	rec := &logRecord{ID: "old-1", Entries: []Entry{{ID: "old-1", Op: "modify", Path: "a.md", State: Applied,
 		Before: State{Exists: true, Kind: KindFile, Mode: 0o644, SHA256: sha(old), Size: int64(len(old))}}},
 		Bodies: map[string][]byte{sha(old): old}}
-	payload, err := json.Marshal(rec) // as the log was written before
+	payload, err := json.Marshal(rec) // as the log was written at first
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(Dir(state), logName), frame(payload), 0o600); err != nil {
+	raw := []byte("kept raw in the first format\n")
+	rawRec := &logRecord{ID: "old-2", Entries: []Entry{{ID: "old-2", Op: "modify", Path: "c.md", State: Applied,
+		Before: State{Exists: true, Kind: KindFile, Mode: 0o644, SHA256: sha(raw), Size: int64(len(raw))}}},
+		Bodies: map[string][]byte{sha(raw): raw}}
+	rawPayload, err := rawRec.encode()
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(Dir(state), logName), append(firstFrame(payload), firstFrame(rawPayload)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenReadOnly(Dir(state)) // a panel's, before any Open
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := ro.Calls(); err != nil || !slices.Equal(ids, []string{"old-1", "old-2"}) {
+		t.Fatalf("a reader of the first format finds %v, %v", ids, err)
+	}
 	s2 := openAt(t, vault, state, Options{})
+	if h, err := s2.readHead(); err != nil || !h.ok || h.end != headSize {
+		t.Fatalf("the log was not started anew at Open: %+v, %v", h, err)
+	}
 	newBody := []byte("kept the new way\n")
 	put(t, vault, "b.md", newBody)
 	c, err := s2.Begin("new-1", Meta{Tool: "write"}, []Target{{Op: "modify", Path: "b.md"}})
@@ -416,7 +474,7 @@ func TestLogFirstFormatIsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := func(when string) {
-		for id, body := range map[string][]byte{"old-1": old, "new-1": newBody} {
+		for id, body := range map[string][]byte{"old-1": old, "old-2": raw, "new-1": newBody} {
 			es, err := s2.Call(id)
 			if err != nil || len(es) != 1 || es[0].Before.SHA256 != sha(body) {
 				t.Fatalf("%s: %s: %+v, %v", when, id, es, err)
@@ -426,7 +484,7 @@ func TestLogFirstFormatIsRead(t *testing.T) {
 			}
 		}
 	}
-	check("in the log")
+	check("after Open")
 	if ok, err := s2.tryExclusive(s2.seal); !ok || err != nil {
 		t.Fatalf("seal: %v %v", ok, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 // A pack is the log sealed: packs/<name>.pack holds bodies back to back,
 // each once, and packs/<name>.idx (JSON) the calls' entries and where each
 // body lies in the pack. Names sort by age. A pack is written whole and
-// synced before its index, and the index before the log is emptied, so a
+// synced before its index, and the index before the log is started anew, so a
 // crash leaves either the log or the pack (a pack without an index is
 // removed at the next open); sealing the same records twice is harmless.
 
@@ -90,76 +91,61 @@ func (s *Store) packs() ([]*packIndex, error) {
 	return out, nil
 }
 
-// logged returns the log's records as they stand. They are parsed again
-// only when the log's file, size or time changed since the last parse.
+// logged returns the log's records as they stand. A generation of the
+// log only grows, so what was parsed of it stands: only what its head
+// says was written since is read and parsed.
 func (s *Store) logged() ([]logRecord, error) {
-	name := filepath.Join(s.dir, logName)
-	fi, err := os.Stat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	f, done, err := s.logReader()
+	if err != nil || f == nil {
+		return nil, err
 	}
+	defer done()
+	h, err := readHead(f)
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, err
 	}
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
-	if c := s.logCache; c.fi != nil && os.SameFile(c.fi, fi) && c.fi.Size() == fi.Size() && c.fi.ModTime().Equal(fi.ModTime()) {
+	if !h.ok {
+		s.logCache = logCache{}
+		return readRecords(f, h, 0)
+	}
+	c := s.logCache
+	if c.valid && c.gen == h.gen && c.end == h.end {
 		return c.recs, nil
 	}
-	data, err := os.ReadFile(name)
+	from, recs := int64(headSize), []logRecord(nil)
+	if c.valid && c.gen == h.gen && c.end < h.end {
+		from, recs = c.end, slices.Clip(c.recs)
+	}
+	more, err := readRecords(f, h, from)
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, err
 	}
-	// The log only grows between seals, so what was parsed stands and only
-	// what came after it is parsed: unless the file was replaced or its
-	// first frame is not the one parsed (a seal emptied it, and it grew
-	// again).
-	c := s.logCache
-	var recs []logRecord
-	var end int
-	if c.fi != nil && c.end > 0 && os.SameFile(c.fi, fi) && len(data) >= c.end && bytes.Equal(data[:frameHead], c.first[:]) {
-		more, n := readLog(data[c.end:])
-		recs, end = append(slices.Clip(c.recs), more...), c.end+n
-		if n == 0 {
-			end = c.end
-		}
-	} else {
-		recs, end = readLog(data)
-	}
-	next := logCache{fi: fi, recs: recs, end: end}
-	if end >= frameHead {
-		copy(next.first[:], data[:frameHead])
-	}
-	s.logCache = next
+	recs = append(recs, more...)
+	s.logCache = logCache{valid: true, gen: h.gen, end: h.end, recs: recs}
 	return recs, nil
 }
 
 // loggedCall is the entries of id's latest record in the log. It parses
-// only the records that can be id's, not the whole log (unless the parse
-// of a whole log is still fresh in the cache): a hook process, which
+// only the records that can be id's, not the whole log (unless a parse
+// of this generation is in the cache to build on): a hook process, which
 // confirms one call and exits, would otherwise parse up to logLimit of
 // JSON for it.
 func (s *Store) loggedCall(id string) ([]Entry, bool, error) {
-	name := filepath.Join(s.dir, logName)
-	fi, err := os.Stat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+	f, done, err := s.logReader()
+	if err != nil || f == nil {
+		return nil, false, err
 	}
+	defer done()
+	h, err := readHead(f)
 	if err != nil {
-		return nil, false, fmt.Errorf("history: %w", err)
+		return nil, false, err
 	}
 	s.cacheMu.Lock()
 	c := s.logCache
 	s.cacheMu.Unlock()
-	if c.fi != nil && os.SameFile(c.fi, fi) && c.fi.Size() == fi.Size() && c.fi.ModTime().Equal(fi.ModTime()) {
-		for i := len(c.recs) - 1; i >= 0; i-- {
-			if c.recs[i].ID == id {
-				return slices.Clone(c.recs[i].Entries), true, nil // the cache's own stays as read
-			}
-		}
-		return nil, false, nil
-	}
-	if c.fi != nil && os.SameFile(c.fi, fi) {
+	if !h.ok || (c.valid && c.gen == h.gen) {
 		// A parse to build on (logged parses only what came since): a
 		// reader of many calls, such as undo, while a server appends.
 		recs, err := s.logged()
@@ -168,25 +154,25 @@ func (s *Store) loggedCall(id string) ([]Entry, bool, error) {
 		}
 		for i := len(recs) - 1; i >= 0; i-- {
 			if recs[i].ID == id {
-				return slices.Clone(recs[i].Entries), true, nil
+				return slices.Clone(recs[i].Entries), true, nil // the cache's own stays as read
 			}
 		}
 		return nil, false, nil
 	}
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, false, fmt.Errorf("history: %w", err)
+	data := make([]byte, h.end-headSize)
+	if _, err := f.ReadAt(data, headSize); err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, fmt.Errorf("history: read %s: %w", f.Name(), err)
 	}
-	r, found := readLogCall(data, id)
+	r, found := readLogCall(data, viewOf(h), id)
 	return r.Entries, found, nil
 }
 
-// logCache is the log as last parsed, and the file's state then.
+// logCache is the log as last parsed: its generation and end then.
 type logCache struct {
-	fi    os.FileInfo
+	valid bool
+	gen   uint32
+	end   int64
 	recs  []logRecord
-	end   int             // where the last whole frame parsed ends
-	first [frameHead]byte // the first frame's head, which a seal changes
 }
 
 // readPackBody reads one body out of a pack and checks it against its
@@ -212,10 +198,19 @@ func sha(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// seal moves the log's records into a new pack and empties the log. The
-// store's lock must be held exclusively: no writer is mid-record.
+// seal moves the log's records into a new pack and starts the log's
+// next generation. The store's lock must be held exclusively: no writer
+// is mid-record. A crash before the new head is flushed leaves the log as
+// it was, sealed again at the next open (sealing twice is harmless).
 func (s *Store) seal() error {
 	if s.log == nil {
+		return nil
+	}
+	h, err := s.readHead()
+	if err != nil {
+		return err
+	}
+	if h.ok && h.end == headSize {
 		return nil
 	}
 	recs, err := s.logged()
@@ -227,13 +222,18 @@ func (s *Store) seal() error {
 			return err
 		}
 	}
-	if s.logSize() == 0 {
-		return nil
+	next := h.gen + 1
+	if !h.ok {
+		next = 1
+		if h.magic { // damaged: past every generation in the file
+			data, err := os.ReadFile(s.log.Name())
+			if err != nil {
+				return fmt.Errorf("history: %w", err)
+			}
+			next = latestGen(data[min(len(data), headSize):]) + 1
+		}
 	}
-	if err := s.log.Truncate(0); err != nil {
-		return fmt.Errorf("history: empty %s: %w", s.log.Name(), err)
-	}
-	return dataSync(s.log)
+	return s.startLog(next)
 }
 
 // writePack writes recs as one pack: the latest entries of each call,

@@ -63,10 +63,8 @@ type Store struct {
 	flushMu     sync.Mutex
 	flushQ      *flushQueue
 	flushClosed bool
-	// reserved is how far this process allocated the log's blocks, when
-	// the log ended at lastEnd.
-	reserveMu         sync.Mutex
-	reserved, lastEnd int64
+	// logMu is the log's writer within this process (holdLog).
+	logMu sync.Mutex
 }
 
 // Dir is where the store of a state folder lives.
@@ -97,10 +95,19 @@ func Open(dir string, vault afero.Fs, opt Options) (*Store, error) {
 	}
 	s := &Store{dir: dir, vault: vault, opt: opt, lock: lock, log: log}
 	err = s.exclusive(func() error {
-		if err := errors.Join(s.sweepTemp(), s.sweepPacks()); err != nil || !opt.Recover {
+		if err := errors.Join(s.sweepTemp(), s.sweepPacks()); err != nil {
 			return err
 		}
-		return s.seal()
+		h, err := s.readHead()
+		if err != nil {
+			return err
+		}
+		if !h.ok || opt.Recover {
+			// A log without a head (new, of the first format, or damaged by
+			// a crash) is sealed and started anew: writers need its head.
+			return s.seal()
+		}
+		return nil
 	})
 	if err != nil {
 		s.Close()
