@@ -227,6 +227,16 @@ the history nor the audit log knows (then nothing is done).`,
 			if errors.Is(err, history.ErrUnknownID) {
 				return fail(exitUsage, "%v (nothing was undone)", err)
 			}
+			if u != nil && u.Calls == 0 {
+				// A session or a time that matched no change: said, so a
+				// mistyped session is seen, and not an error (nothing
+				// was there to undo).
+				what := "since " + since
+				if session != "" {
+					what = "of session " + session
+				}
+				fmt.Fprintf(stdout, "nothing to undo: the history holds no change %s\n", what)
+			}
 			if u != nil {
 				for _, id := range u.Nothing {
 					fmt.Fprintf(stdout, "%s changed nothing\n", id)

@@ -144,10 +144,13 @@ func interleave(fs *flag.FlagSet, args []string, end func([]string) bool) []stri
 				if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
 					continue
 				}
-				if i+1 < len(args) {
-					flags = append(flags, args[i+1])
-					i++
+				if i+1 == len(args) {
+					// A value flag with no value: Parse says so, rather
+					// than take the "--" below as its value.
+					return flags
 				}
+				flags = append(flags, args[i+1])
+				i++
 			}
 			continue
 		}

@@ -317,10 +317,26 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"init"}, {"init", "/nonexistent/vault"}, {"audit"}, {"audit", "frob"}, {"audit", "tail", "--bogus"},
 		{"audit", "stats", "--config", cfg, "--since", "yesterday"}, {"history", "--config", cfg, "a", "b"},
 		{"diff", "--config", cfg}, {"undo", "--config", cfg}, {"admin"},
+		{"undo", "--config", cfg, "--session"}, {"history", "--config", cfg, "--since"}, // a value flag last, with no value
 	} {
 		out, errOut, code := runCLI(t, args...)
 		if code != exitUsage || (errOut == "" && !strings.Contains(out, "decision: error")) || (out != "" && args[0] != "check") {
 			t.Errorf("vaultgate %q: exit %d, stdout %q, stderr %q; want 2 and a reason on stderr", args, code, out, errOut)
+		}
+	}
+}
+
+// TestUndoNothingMatched: a session or a time that matches no change in
+// the history says so, and exits 0 (there was nothing to undo).
+func TestUndoNothingMatched(t *testing.T) {
+	_, cfg, _ := sampleVault(t)
+	for _, c := range []struct{ flag, value, want string }{
+		{"--session", "no-such-session", "no change of session no-such-session"},
+		{"--since", "1h", "no change since 1h"},
+	} {
+		out, errOut, code := runCLI(t, "undo", "--config", cfg, c.flag, c.value)
+		if code != exitOK || !strings.Contains(out, "nothing to undo") || !strings.Contains(out, c.want) {
+			t.Errorf("undo %s %s: exit %d, stdout %q, stderr %q; want 0 and %q", c.flag, c.value, code, out, errOut, c.want)
 		}
 	}
 }
