@@ -39,9 +39,9 @@ func lookRecords() []audit.Record {
 			Args: map[string]any{"command": "touch notes/n{0..4}.md"}, Effects: many},
 		{Session: "cc-2", Agent: "claude", Via: "hook", Tool: "Bash", Decision: "deny", Rule: "bash", Reason: "curl reaches the network",
 			Args: map[string]any{"command": "curl https://example.org", "description": "fetch"}, Effects: []audit.Effect{{Op: "exec", Path: "curl"}}},
-		{Session: "cc-2", Agent: "claude", Via: "hook", Tool: "Write", Decision: "allow", Outcome: "ok",
+		{Session: "cc-2", Agent: "claude", Via: "hook", ToolUseID: "toolu_07", Tool: "Write", Decision: "allow", Outcome: "ok",
 			Args: map[string]any{"file_path": "/v/notes/<img src=x onerror=alert(1)>.md", "content": audit.Body("y")}, Effects: []audit.Effect{eff("create", "notes/<img src=x onerror=alert(1)>.md", "edit")}},
-		{Session: "cc-2", Agent: "claude", Via: "hook", Event: audit.EventAfter, Tool: "Write", Decision: "allow", Outcome: "ok",
+		{Session: "cc-2", Agent: "claude", Via: "hook", Event: audit.EventAfter, ToolUseID: "toolu_07", Tool: "Write", Decision: "allow", Outcome: "ok",
 			Args: map[string]any{"file_path": "/v/notes/<img src=x onerror=alert(1)>.md", "content": audit.Body("y")}, Effects: []audit.Effect{eff("create", "notes/<img src=x onerror=alert(1)>.md", "edit")}},
 		{Session: "s1", Agent: "default", Via: "stdio", Tool: "frob", Decision: "error", Error: "unknown tool \"frob\""},
 		{Session: "s1", Agent: "default", Via: "stdio", Tool: "bash", Decision: "allow", Outcome: "failed", ExitCode: code(0), Rule: "zones",
@@ -69,6 +69,9 @@ func TestScanLineAgreesWithJSON(t *testing.T) {
 		}
 		if f, w := derive(&fast), derive(&full); !reflect.DeepEqual(f, w) {
 			t.Errorf("line %d:\nfast %+v\nfull %+v", i+1, f, w)
+		}
+		if fast.ToolUseID != full.ToolUseID || fast.Event != full.Event {
+			t.Errorf("line %d: fast reads tool_use_id %q event %q, full %q %q", i+1, fast.ToolUseID, fast.Event, full.ToolUseID, full.Event)
 		}
 		// The lexer refuses what is not JSON, and then encoding/json says why.
 		if _, err := scanLine(line[:len(line)-1]); err == nil {

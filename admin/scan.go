@@ -216,6 +216,8 @@ func (l *lexer) topField(r *audit.Record, key string) bool {
 		return l.strTo(&r.Via)
 	case "event":
 		return l.strTo(&r.Event)
+	case "tool_use_id":
+		return l.strTo(&r.ToolUseID)
 	case "tool":
 		return l.strTo(&r.Tool)
 	case "decision":

@@ -358,8 +358,9 @@ func TestStats(t *testing.T) {
 	}
 }
 
-// TestEvent: a hook's after line says so right after via; a line without
-// an event has no such key, so lines written before it verify unchanged.
+// TestEvent: a hook's after line says so right after via, and a hook's
+// line gives Claude Code's tool_use_id; a line without them has no such
+// keys, so lines written before them verify unchanged.
 func TestEvent(t *testing.T) {
 	path := testPath(t)
 	w, err := Open(path, Options{})
@@ -368,7 +369,7 @@ func TestEvent(t *testing.T) {
 	}
 	for _, r := range []Record{
 		{Via: "hook", Tool: "Write", Decision: "allow"},
-		{Via: "hook", Event: EventAfter, Tool: "Write", Decision: "allow"},
+		{Via: "hook", Event: EventAfter, ToolUseID: "toolu_01", Tool: "Write", Decision: "allow"},
 	} {
 		if err := w.Write(&r); err != nil {
 			t.Fatal(err)
@@ -380,14 +381,15 @@ func TestEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 2 || strings.Contains(lines[0], `"event"`) || !strings.Contains(lines[1], `"via":"hook","event":"after","tool":"Write"`) {
+	if len(lines) != 2 || strings.Contains(lines[0], `"event"`) || strings.Contains(lines[0], `"tool_use_id"`) ||
+		!strings.Contains(lines[1], `"via":"hook","event":"after","tool_use_id":"toolu_01","tool":"Write"`) {
 		t.Fatalf("lines:\n%s", data)
 	}
 	var got []string
-	if err := Read(path, func(r Record) error { got = append(got, r.Event); return nil }); err != nil {
+	if err := Read(path, func(r Record) error { got = append(got, r.Event, r.ToolUseID); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, []string{"", EventAfter}) {
+	if !reflect.DeepEqual(got, []string{"", "", EventAfter, "toolu_01"}) {
 		t.Errorf("events read back: %q", got)
 	}
 	if r, err := Verify(path); err != nil || !r.OK {

@@ -64,6 +64,9 @@ func encodeBody(r *Record) ([]byte, error) {
 	if r.Event != "" {
 		e.str("event", r.Event) // absent from older lines, which verify unchanged
 	}
+	if r.ToolUseID != "" {
+		e.str("tool_use_id", r.ToolUseID) // likewise
+	}
 	e.str("tool", r.Tool)
 	var args any = r.Args
 	if r.Args == nil {

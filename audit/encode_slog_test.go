@@ -65,6 +65,9 @@ func slogEncodeBody(r *Record) ([]byte, error) {
 	if r.Event != "" {
 		attrs = append(attrs, slog.String("event", r.Event)) // absent from older lines, which verify unchanged
 	}
+	if r.ToolUseID != "" {
+		attrs = append(attrs, slog.String("tool_use_id", r.ToolUseID))
+	}
 	attrs = append(attrs,
 		slog.String("tool", r.Tool),
 		slog.Any("args", args),
@@ -129,7 +132,7 @@ func TestEncodeLikeSlog(t *testing.T) {
 		{Time: time.Date(2026, 12, 2, 13, 4, 5, 600, time.UTC), ID: "01J", Session: "s", Agent: "a", Via: "stdio", Tool: "read",
 			Args: map[string]any{"path": "notes/a.md", "n": 3.5, "list": []any{"x", 1}}, Effects: []Effect{{"read", "notes/a.md", "edit"}},
 			Decision: "allow", Outcome: "ok", DurationMS: 0.0000012},
-		{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3*3600)), Run: "r1", Event: EventAfter, Tool: "bash",
+		{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3*3600)), Run: "r1", Event: EventAfter, ToolUseID: "toolu_01\"x", Tool: "bash",
 			Args:     map[string]any{"command": "echo \"<&>\"\b\f\x00\x1f\u2028\u2029\xff tab\t"},
 			Real:     []RealEffect{{Op: "modify", Path: "p", Zone: "edit", Before: &FileState{Mode: "0644", Size: 1, SHA256: "ab"}, Unpredicted: true}},
 			Decision: "deny", Rule: "r\n", Reason: "why <b> & \u00e9 \U0001F600", Error: "e\r", DurationMS: 1e21,

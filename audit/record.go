@@ -53,11 +53,15 @@ type Record struct {
 	Via     string    `json:"via"` // stdio | http | hook | check | run
 	// Run is the id of the `vaultgate run` whose agent made the call;
 	// absent from other lines and from lines before it.
-	Run     string         `json:"run,omitempty"`
-	Event   string         `json:"event,omitempty"` // "" the call; EventAfter: the hook's line after Claude Code ran it
-	Tool    string         `json:"tool"`
-	Args    map[string]any `json:"args"` // already redacted by the caller
-	Effects []Effect       `json:"effects"`
+	Run   string `json:"run,omitempty"`
+	Event string `json:"event,omitempty"` // "" the call; EventAfter: the hook's line after Claude Code ran it
+	// ToolUseID is Claude Code's id of a call the hook judged: it joins
+	// the call's PreToolUse and PostToolUse lines, and both to Claude
+	// Code's transcript. Absent from other lines and from lines before it.
+	ToolUseID string         `json:"tool_use_id,omitempty"`
+	Tool      string         `json:"tool"`
+	Args      map[string]any `json:"args"` // already redacted by the caller
+	Effects   []Effect       `json:"effects"`
 	// Real is what a bash call on the overlay really changed, beside the
 	// Effects its analysis predicted; absent from other lines and from
 	// lines before it, which verify unchanged.

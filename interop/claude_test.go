@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"github.com/vaultgate/vaultgate/tools"
 )
@@ -148,6 +149,7 @@ func (v *claudeVault) runClaude(t *testing.T, claude, modelURL string) string {
 
 type auditLine struct {
 	ID, Session, Via, Tool, Decision, Rule, Reason, Event, Outcome string
+	ToolUseID                                                      string `json:"tool_use_id"`
 	Effects                                                        []struct{ Op, Path, Zone string }
 	Args                                                           map[string]any
 }
@@ -265,10 +267,17 @@ func TestClaudeCode(t *testing.T) {
 			tool = name
 		}
 		found := slices.ContainsFunc(lines, func(l auditLine) bool {
-			return l.Via == c.via && l.Tool == tool && l.Decision == c.dec && l.Event == ""
+			// the hook's line carries Claude Code's id of the call: the
+			// one the model gave it
+			return l.Via == c.via && l.Tool == tool && l.Decision == c.dec && l.Event == "" && (c.via != "hook" || l.ToolUseID == stepID(i))
 		})
 		if !found {
-			t.Errorf("step %d %s: no audit line via %s with decision %s", i, c.step.tool, c.via, c.dec)
+			t.Errorf("step %d %s: no audit line via %s with decision %s (and, from the hook, tool_use_id %s)", i, c.step.tool, c.via, c.dec, stepID(i))
+		}
+	}
+	for _, l := range lines {
+		if l.Via == "hook" && l.Event == audit.EventAfter && !strings.HasPrefix(l.ToolUseID, "toolu_vg") {
+			t.Errorf("a PostToolUse line without the call's tool_use_id: %+v", l)
 		}
 	}
 	if t.Failed() {

@@ -309,8 +309,11 @@ func (g *Gate) record(c Caller, o *Outcome, args map[string]any, d time.Duration
 	if r.Agent == "" && c.Policy != nil {
 		r.Agent = c.Policy.Name
 	}
-	if c.Hook != nil && c.Hook.After {
-		r.Event = audit.EventAfter
+	if c.Hook != nil {
+		r.ToolUseID = c.Hook.ToolUseID
+		if c.Hook.After {
+			r.Event = audit.EventAfter
+		}
 	}
 	for _, e := range o.Effects {
 		r.Effects = append(r.Effects, auditEffect(e))

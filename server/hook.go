@@ -124,7 +124,7 @@ func (g *Gate) HookWith(ctx context.Context, p *config.Policy, in *HookInput, op
 		Session: &policy.Session{ID: in.SessionID, Agent: p.Name, State: store.state},
 		Policy:  p,
 		Hook: &tools.HookCall{After: in.After(), Cwd: in.Cwd, ServerName: p.Hook.ServerName,
-			ExecProblem: opt.ExecProblem, Sandbox: opt.Sandbox},
+			ExecProblem: opt.ExecProblem, Sandbox: opt.Sandbox, ToolUseID: in.ToolUseID},
 	}
 	switch {
 	case opt.Exec != "" && g.cfg.File == "":

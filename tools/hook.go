@@ -32,6 +32,9 @@ type HookCall struct {
 	// Sandbox, when not "", says Claude Code's own sandbox is on: the
 	// settings file that turns it on.
 	Sandbox string
+	// ToolUseID is Claude Code's id of the tool call, carried to the
+	// audit lines; "" from a Claude Code too old to send it.
+	ToolUseID string
 }
 
 // Claude Code's built-in tools, as its hooks see them. They are planned and

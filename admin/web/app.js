@@ -338,7 +338,7 @@ function showDetail(r, tr) {
     dl.append(el("dt", k), el("dd", typeof v === "string" ? v : JSON.stringify(v)));
   };
   add("time", r.time); add("id", r.id); add("seq", r.seq); add("session", r.session); add("agent", r.agent);
-  add("via", r.via); add("event", r.event); add("tool", r.tool); add("decision", r.decision); add("rule", r.rule); add("reason", r.reason);
+  add("via", r.via); add("event", r.event); add("tool_use_id", r.tool_use_id); add("tool", r.tool); add("decision", r.decision); add("rule", r.rule); add("reason", r.reason);
   add("outcome", r.outcome); add("error", r.error); add("duration_ms", r.duration_ms);
   add("wall", r.wall ? r.wall.join(", ") : ""); add("args", JSON.stringify(r.args)); add("prev", r.prev);
 
