@@ -166,24 +166,33 @@ func TestWarmPlanDecodes(t *testing.T) {
 	}
 }
 
+// standInSpare takes away the helper a walled call started ahead for v
+// (discarded) and makes a stand-in of its key that runs script under sh,
+// not yet offered: the test puts it in spares.ready when it is set.
+func standInSpare(t *testing.T, v *zoneVault, script string) (real, fake *spare) {
+	t.Helper()
+	walled(t, v.tab, v.dir, "true")
+	real = readySpare(t)
+	spares.Lock()
+	delete(spares.ready, real.key)
+	spares.Unlock()
+	real.discard()
+	stand := launchSpec{path: "/bin/sh", args: []string{"sh", "-c", script}, env: []string{}, dir: "/", walled: true,
+		attr: syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
+	fake, err := newSpare(real.key, stand, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real, fake
+}
+
 // TestWallAheadRetries: a helper started ahead that takes its plan and
 // then ends without a word (here a stand-in that only sleeps) costs the
 // call nothing but time: bash had not started, and a helper of the call's
 // own makes it.
 func TestWallAheadRetries(t *testing.T) {
 	v := newZoneVault(t, zones.Edit, nil)
-	walled(t, v.tab, v.dir, "true")
-	real := readySpare(t)
-	spares.Lock()
-	delete(spares.ready, real.key)
-	spares.Unlock()
-	real.discard()
-	stand := launchSpec{path: "/bin/sh", args: []string{"sh", "-c", "sleep 0.3"}, env: []string{}, dir: "/", walled: true,
-		attr: syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
-	fake, err := newSpare(real.key, stand, []byte(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	real, fake := standInSpare(t, v, "sleep 0.3")
 	spares.Lock()
 	spares.ready[real.key] = fake
 	spares.Unlock()
@@ -231,19 +240,8 @@ func TestWallAheadWatchesMounts(t *testing.T) {
 // that never comes.
 func TestWallStatusHeldOutside(t *testing.T) {
 	v := newZoneVault(t, zones.Edit, nil)
-	walled(t, v.tab, v.dir, "true")
-	real := readySpare(t)
-	spares.Lock()
-	delete(spares.ready, real.key)
-	spares.Unlock()
-	real.discard()
 	// It waits for its plan, says it is ready, and ends.
-	stand := launchSpec{path: "/bin/sh", args: []string{"sh", "-c", "cat <&5 >/dev/null; printf 'ready\n' >&4"}, env: []string{}, dir: "/", walled: true,
-		attr: syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
-	fake, err := newSpare(real.key, stand, []byte(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	real, fake := standInSpare(t, v, "cat <&5 >/dev/null; printf 'ready\n' >&4")
 	pidfd, err := unix.PidfdOpen(fake.cmd.Process.Pid, 0)
 	if err != nil {
 		fake.discard()
