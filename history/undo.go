@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,6 +31,10 @@ type Undone struct {
 	Restored  []string   // the paths put back, as they were before the calls
 	Conflicts []Conflict // the paths left alone (none with force)
 	Nothing   []string   // the calls that changed nothing
+	// Already are the calls whose paths all hold again what they held
+	// before the call (an earlier undo, or a hand, put them back): there
+	// is nothing to put back and nothing to protect.
+	Already []string
 }
 
 // Plan is an undo worked out before anything is touched: for each path,
@@ -84,8 +89,12 @@ func (s *Store) PlanUndo(ids []string, force bool) (*Plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			if e.State == Pending && cur.Same(e.Before) {
-				continue // never happened
+			if cur.Same(e.Before) {
+				// A pending write that never happened, or a path already
+				// as it was: putting it back would change nothing, so it
+				// is neither restored nor a conflict.
+				changed = changed || e.State != Pending
+				continue
 			}
 			changed = true
 			if (e.State == Pending || !cur.Same(e.After)) && !force {
@@ -100,8 +109,11 @@ func (s *Store) PlanUndo(ids []string, force bool) (*Plan, error) {
 				touched[c.es[i].Path] = true
 			}
 		}
-		if !changed {
+		switch {
+		case !changed:
 			p.Nothing = append(p.Nothing, c.id)
+		case !slices.Contains(back, true) && !conflictOf(p.Conflicts, c.id):
+			p.Already = append(p.Already, c.id)
 		}
 	}
 	for t := range touched {
@@ -111,6 +123,11 @@ func (s *Store) PlanUndo(ids []string, force bool) (*Plan, error) {
 	}
 	sort.Strings(p.Restored)
 	return p, nil
+}
+
+// conflictOf reports whether call id has a path among the conflicts.
+func conflictOf(cs []Conflict, id string) bool {
+	return slices.ContainsFunc(cs, func(c Conflict) bool { return c.ID == id })
 }
 
 func touchedAbove(p string, touched map[string]bool) bool {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -276,6 +277,48 @@ func TestUndoConflict(t *testing.T) {
 	if body, _ := os.ReadFile(filepath.Join(vault, "a.md")); string(body) != "alpha\nbeta\ngamma\n" {
 		t.Errorf("--force did not put a.md back: %q", body)
 	}
+}
+
+// TestUndoAlreadyDone: a call undone once, then again, then with its
+// whole session, is not a conflict the second and third time (its path
+// holds its pre-image again: nothing to put back, nothing to protect),
+// and a path the person put back by hand is the same; the session's other
+// calls are still undone.
+func TestUndoAlreadyDone(t *testing.T) {
+	g, vault, _ := historyGate(t)
+	before := tree(t, vault)
+	x := call(t, g, "s1", toolCall{"write", map[string]any{"path": "a.md", "content": "x\n"}})
+	mv := call(t, g, "s1", toolCall{"move", map[string]any{"source": "tree", "destination": "forest"}})
+	y := call(t, g, "s1", toolCall{"write", map[string]any{"path": "b.md", "content": "y\n"}})
+	if u, err := g.Undo(UndoRequest{IDs: []string{x.ID, mv.ID}}); err != nil || len(u.Restored) != 3 || len(u.Already) != 0 {
+		t.Fatalf("first undo: %+v %v", u, err)
+	}
+	u, err := g.Undo(UndoRequest{IDs: []string{x.ID, mv.ID}})
+	if err != nil || len(u.Conflicts) != 0 || len(u.Restored) != 0 || len(u.Nothing) != 0 || !slices.Equal(sorted(u.Already), sorted([]string{x.ID, mv.ID})) {
+		t.Errorf("undo again: %+v %v", u, err)
+	}
+	// b.md put back by hand: y is undone already too
+	if err := os.WriteFile(filepath.Join(vault, "b.md"), []byte("bee\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	z := call(t, g, "s1", toolCall{"write", map[string]any{"path": "new.md", "content": "z\n"}})
+	u, err = g.Undo(UndoRequest{Session: "s1"})
+	if err != nil || len(u.Conflicts) != 0 || !slices.Equal(u.Restored, []string{"new.md"}) || len(u.Already) != 3 {
+		t.Errorf("undo of the session: %+v %v (z is %s, y %s)", u, err, z.ID, y.ID)
+	}
+	sameTree(t, "after the session's undo", tree(t, vault), before)
+	// a call whose path is neither its pre-image nor what it left is still a conflict
+	w := call(t, g, "s1", toolCall{"write", map[string]any{"path": "a.md", "content": "w\n"}})
+	os.WriteFile(filepath.Join(vault, "a.md"), []byte("person\n"), 0o644)
+	if u, err = g.Undo(UndoRequest{IDs: []string{w.ID}}); err != nil || len(u.Conflicts) != 1 || len(u.Already) != 0 {
+		t.Errorf("undo of a changed path: %+v %v", u, err)
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }
 
 // TestUndoIDs: an id of a call that changed nothing says so; an id no one

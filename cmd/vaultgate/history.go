@@ -189,13 +189,17 @@ its folder, synced, then renamed over it).
 
 A path that changed since the call (by the agent or anyone: it no longer
 holds what the call left) is not touched: undo names it and exits 1.
---force puts it back all the same.
+--force puts it back all the same. A path that already holds what it
+held before the call (an undo done before, or a hand, put it back) is
+neither: there is nothing to put back, and undo says the call is undone
+already.
 
 The zones don't bind undo: it is your act, not the agent's. It is an
 audit line of its own (via "cli", tool "undo") with its own history, so
 "vaultgate undo ID-OF-THE-UNDO" takes it back.
 
-Exit codes: 0 done (or nothing to do: an id that changed nothing says so),
+Exit codes: 0 done (or nothing to do: an id that changed nothing, or
+whose change is undone already, says so),
 1 a path was left alone or the undo failed, 2 bad usage or an id neither
 the history nor the audit log knows (then nothing is done).`,
 		flags: func(fs *flag.FlagSet) {
@@ -240,6 +244,9 @@ the history nor the audit log knows (then nothing is done).`,
 			if u != nil {
 				for _, id := range u.Nothing {
 					fmt.Fprintf(stdout, "%s changed nothing\n", id)
+				}
+				for _, id := range u.Already {
+					fmt.Fprintf(stdout, "%s is undone already: its paths hold what they held before it\n", id)
 				}
 				for _, p := range u.Restored {
 					fmt.Fprintf(stdout, "put back %s\n", p)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -250,4 +252,134 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// TestUndoSessionBinary is the held-out check of undo: the built server,
+// walled bash among the file tools, then history, diff and undo run as
+// commands with the ids and the session of the audit lines, and the vault
+// on disk compared with what it was.
+func TestUndoSessionBinary(t *testing.T) {
+	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
+		t.Skip("walled bash runs as root here (CI runs it)")
+	}
+	vault, cfg, auditPath := sampleVault(t)
+	body, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, append(body, []byte("[bash]\nwall = \"required\"\ntimeout = \"20s\"\n")...), 0o644)
+	os.MkdirAll(filepath.Join(vault, "мета/бобер/old/deep"), 0o755)
+	os.WriteFile(filepath.Join(vault, "мета/бобер/old/a.md"), []byte("a\n"), 0o644)
+	os.WriteFile(filepath.Join(vault, "мета/бобер/old/deep/b.md"), []byte("b\n"), 0o600)
+	initial := vaultTree(t, vault)
+	bin := filepath.Join(bundle(t), "vaultgate")
+	c := serveClient(t, bin, cfg)
+	steps := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read", map[string]any{"path": "notes/ideas.md"}},
+		{"edit", map[string]any{"path": "notes/ideas.md", "old_string": "# Ideas", "new_string": "# Ideas, edited"}},
+		{"write", map[string]any{"path": "notes/drafts/fresh.md", "content": "fresh\n"}},
+		{"move", map[string]any{"source": "notes/big.md", "destination": "notes/projects/big.md"}},
+		{"delete", map[string]any{"path": "мета/бобер/x.md"}},
+		{"bash", map[string]any{"command": "sed -i 's/todo/TODO/' notes/projects/2026/plan.md && printf 'made\\n' > notes/made.md"}},
+		{"bash", map[string]any{"command": "rm -r мета/бобер/old && mv notes/ideas.md notes/ideas-renamed.md"}},
+	}
+	for _, s := range steps {
+		time.Sleep(30 * time.Millisecond) // a person's pace, as txnSteps
+		if text, isErr := callTool(t, c, s.tool, s.args); isErr {
+			t.Fatalf("%s %v: %s", s.tool, s.args, text)
+		}
+	}
+	c.Close()
+	changed := vaultTree(t, vault)
+	if len(changedPaths(initial, changed)) < 10 {
+		t.Fatalf("the calls changed only %v", changedPaths(initial, changed))
+	}
+	var session string
+	var ids []string // the changing calls' ids, in order
+	lines, _ := os.ReadFile(auditPath)
+	for _, line := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		var r struct{ ID, Tool, Decision, Session string }
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Decision == "allow" && r.Tool != "read" {
+			ids, session = append(ids, r.ID), r.Session
+		}
+	}
+	if len(ids) != len(steps)-1 || session == "" {
+		t.Fatalf("the audit log's changes: %v, session %q", ids, session)
+	}
+	command := func(args ...string) (string, string, int) {
+		var out, errOut strings.Builder
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+	}
+
+	out, errOut, code := command("history", "--config", cfg, "--session", session, "--json")
+	if code != 0 {
+		t.Fatalf("history: %d %s", code, errOut)
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e struct{ ID, Session, Path, Op string }
+		if err := json.Unmarshal([]byte(line), &e); err != nil || e.Session != session || e.Path == "" || e.Op == "" {
+			t.Errorf("history line %q: %v", line, err)
+		}
+		listed[e.ID] = true
+	}
+	for _, id := range ids {
+		if !listed[id] {
+			t.Errorf("history --session lacks call %s", id)
+		}
+	}
+	sedID, rmID := ids[4], ids[5]
+	out, _, code = command("diff", "--config", cfg, sedID)
+	for _, want := range []string{"+++ b/notes/projects/2026/plan.md", "-- todo: ship", "+- TODO: ship", "+++ b/notes/made.md", "+made"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("diff of the bash call lacks %q: %d\n%s", want, code, out)
+		}
+	}
+
+	// one bash call back by its id: the tree and the note are back, the rest stays
+	out, errOut, code = command("undo", "--config", cfg, rmID)
+	if code != 0 || !strings.Contains(out, "put back") {
+		t.Errorf("undo %s: %d %s %s", rmID, code, out, errOut)
+	}
+	now := vaultTree(t, vault)
+	for _, p := range []string{"мета/бобер/old/deep/b.md", "notes/ideas.md"} {
+		if _, ok := now[p]; !ok {
+			t.Errorf("undo of the bash call did not put back %s", p)
+		}
+	}
+	if _, ok := now["notes/made.md"]; !ok {
+		t.Error("undo of one call took back another's change")
+	}
+	// then the whole session: the vault is as it was, though one of its
+	// calls is undone already
+	out, errOut, code = command("undo", "--config", cfg, "--session", session)
+	if code != 0 || !strings.Contains(out, rmID+" is undone already") {
+		t.Errorf("undo --session: %d %s %s", code, out, errOut)
+	}
+	if got := changedPaths(initial, vaultTree(t, vault)); len(got) != 0 {
+		t.Errorf("after undo --session, these differ from before the session: %v", got)
+	}
+	// and that undo is undoable: the vault is again as it was just before it
+	var undoID string
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "undo "); ok {
+			undoID, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	if _, errOut, code = command("undo", "--config", cfg, undoID); code != 0 {
+		t.Errorf("undo of the undo %q: %d %s", undoID, code, errOut)
+	}
+	if got := changedPaths(now, vaultTree(t, vault)); len(got) != 0 {
+		t.Errorf("after undoing the undo, these differ from before it: %v", got)
+	}
 }
