@@ -301,6 +301,12 @@ func TestClaudeCode(t *testing.T) {
 		t.Errorf("audit tail --session %q: %v, want the hook's and the server's lines\n%s", res.SessionID, err, tail)
 	}
 
+	// what Claude Code changed, through any of its tools, is kept, and the
+	// person's undo of its session puts the vault back as it was
+	claudeUndo(t, v, res.SessionID, map[string]string{
+		"notes/from-mcp.md": "write", "notes/by-claude.md": "Write", "notes/ideas.md": "Edit", "notes/by-bash.md": "bash",
+	}, map[string]string{"notes/ideas.md": string(ideasBefore)})
+
 	// every tool Claude Code offers is placed: judged, passed, refused on
 	// purpose, or the web tools [hook] allow may let through
 	passing, _ := tools.HookBuiltins()
@@ -319,6 +325,49 @@ func TestClaudeCode(t *testing.T) {
 	}
 	if !slices.Contains(offered, "mcp__vault__read") {
 		t.Errorf("the vault's tools are not offered: %v", offered)
+	}
+}
+
+// claudeUndo checks the history of a Claude Code session: each changed
+// path is listed, by the tool that changed it and confirmed (not pending,
+// which would mean its PostToolUse never came), and `vaultgate undo
+// --session` leaves the paths as they were (gone, or with their content
+// before the session).
+func claudeUndo(t *testing.T, v *claudeVault, session string, tools, before map[string]string) {
+	t.Helper()
+	bin := filepath.Join(bundle(t), "vaultgate")
+	out, err := exec.Command(bin, "history", "--config", v.cfg, "--session", session, "--json").Output()
+	if err != nil {
+		t.Fatalf("history --session: %v", err)
+	}
+	listed := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var e struct{ Path, Tool, State string }
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("history line %q: %v", line, err)
+		}
+		if e.State != "applied" {
+			t.Errorf("the history's entry of %s (%s) is %q, not applied", e.Path, e.Tool, e.State)
+		}
+		listed[e.Path] = e.Tool
+	}
+	for path, tool := range tools {
+		if listed[path] != tool {
+			t.Errorf("history lists %s as changed by %q, want %q:\n%s", path, listed[path], tool, out)
+		}
+	}
+	if undo, err := exec.Command(bin, "undo", "--config", v.cfg, "--session", session).CombinedOutput(); err != nil {
+		t.Fatalf("undo --session: %v\n%s", err, undo)
+	}
+	for path := range tools {
+		got, err := os.ReadFile(filepath.Join(v.dir, path))
+		want, existed := before[path]
+		switch {
+		case existed && string(got) != want:
+			t.Errorf("after undo, %s holds %q (%v), want %q", path, got, err, want)
+		case !existed && err == nil:
+			t.Errorf("after undo, %s is still there", path)
+		}
 	}
 }
 
