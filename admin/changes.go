@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -79,16 +78,16 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 	}
 	page := ChangesPage{ID: id, Undo: s.undoLine(id), Changes: make([]PathChange, 0, len(entries))}
 	budget := maxDiffText
-	for _, e := range entries {
+	diffs, errs := store.EntryDiffs(entries)
+	for i, e := range entries {
 		c := PathChange{Path: e.Path, From: e.From, To: e.To, Op: e.Op, State: e.State,
 			Before: sizeInfo(e.Before), After: sizeInfo(e.After)}
-		var buf bytes.Buffer
-		if err := store.DiffEntry(&buf, e); err != nil {
+		text := diffs[i]
+		if errs[i] != nil {
 			// A body pruned by GC, or unreadable: say so, keep the rest.
-			buf.Reset()
-			fmt.Fprintf(&buf, "(the kept content of %s could not be read)\n", e.Path)
+			text = fmt.Sprintf("(the kept content of %s could not be read)\n", e.Path)
 		}
-		c.Diff, budget = cutText(buf.String(), budget, &page.Cut)
+		c.Diff, budget = cutText(text, budget, &page.Cut)
 		page.Changes = append(page.Changes, c)
 	}
 	writeJSON(w, page)

@@ -14,67 +14,151 @@ import (
 const maxDiffBody = 8 << 20
 
 // Diff writes a unified diff of each text file one call changed, and a
-// line for each binary one, a link or anything else.
+// line for each binary one, a link, a moved file or anything else: each
+// file once, in path order, however many of the call's entries hold it.
 func (s *Store) Diff(w io.Writer, id string) error {
 	es, err := s.Call(id)
 	if err != nil {
 		return err
 	}
-	for _, e := range es {
-		for _, f := range files(e.Path, e.Before, e.After) {
-			if err := s.diffFile(w, f); err != nil {
-				return err
-			}
+	changes := callFiles(es)
+	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
+	for _, f := range changes {
+		if err := s.diffFile(w, f); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// fileChange is one file of a change, a folder's opened into its files.
+// fileChange is one file of a call's change, a folder's opened into its
+// files: its state before and after the call as a whole.
 type fileChange struct {
 	path          string
 	before, after TreeEntry // Kind "" when absent
+	// from is where a moved file was: the call removed a file of the
+	// same kind and content there (before is that file's state).
+	from string
+	// entry is the index of the deepest of the call's entries that holds
+	// the file, which the panel shows it under.
+	entry int
 }
 
-func files(p string, before, after State) []fileChange {
-	flat := func(st State) map[string]TreeEntry {
-		m := map[string]TreeEntry{}
-		if !st.Exists {
-			return m
-		}
-		if st.Kind != KindDir {
-			m[p] = TreeEntry{Path: p, Kind: st.Kind, Mode: st.Mode, Size: st.Size, SHA256: st.SHA256, Target: st.Target}
-			return m
-		}
-		for _, e := range st.Tree {
-			if e.Kind != KindDir {
-				e.Path = path.Join(p, e.Path)
-				m[e.Path] = e
-			}
-		}
+// flatten is a state's files (everything but folders) by their path
+// under p.
+func flatten(p string, st State) map[string]TreeEntry {
+	m := map[string]TreeEntry{}
+	if !st.Exists {
 		return m
 	}
-	b, a := flat(before), flat(after)
-	var names []string
-	for n := range b {
-		names = append(names, n)
+	if st.Kind != KindDir {
+		m[p] = TreeEntry{Path: p, Kind: st.Kind, Mode: st.Mode, Size: st.Size, SHA256: st.SHA256, Target: st.Target}
+		return m
 	}
-	for n := range a {
-		if _, ok := b[n]; !ok {
-			names = append(names, n)
+	for _, e := range st.Tree {
+		if e.Kind != KindDir {
+			e.Path = path.Join(p, e.Path)
+			m[e.Path] = e
+		}
+	}
+	return m
+}
+
+// callFiles is what one call did to each file. A call's entries may
+// overlap (a new folder and the file in it, a move's folders): a file's
+// state before the call is the first entry's that holds it, after the
+// call the last one's, so each file is told once. A file that went from
+// one path and came, the same, to another is one moved file.
+func callFiles(es []Entry) []fileChange {
+	befores, afters := make([]map[string]TreeEntry, len(es)), make([]map[string]TreeEntry, len(es))
+	byPath := map[string][]int{} // the entries of each path, in order
+	var names []string
+	seen := map[string]bool{}
+	for i, e := range es {
+		befores[i], afters[i] = flatten(e.Path, e.Before), flatten(e.Path, e.After)
+		byPath[e.Path] = append(byPath[e.Path], i)
+		for _, m := range []map[string]TreeEntry{befores[i], afters[i]} {
+			for n := range m {
+				if !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
+			}
 		}
 	}
 	sort.Strings(names)
 	var out []fileChange
 	for _, n := range names {
-		if b[n] != a[n] {
-			out = append(out, fileChange{path: n, before: b[n], after: a[n]})
+		// the entries holding n: n's own and its folders', deepest first
+		var holders []int
+		for d := n; ; d = path.Dir(d) {
+			holders = append(holders, byPath[d]...)
+			if d == "." || d == "/" || path.Dir(d) == d {
+				break
+			}
+		}
+		first, last := holders[0], holders[0]
+		for _, i := range holders {
+			first, last = min(first, i), max(last, i)
+		}
+		f := fileChange{path: n, before: befores[first][n], after: afters[last][n], entry: holders[0]}
+		if f.before != f.after {
+			out = append(out, f)
+		}
+	}
+	return pairMoves(out)
+}
+
+// pairMoves joins each file the changes removed with one they created of
+// the same kind and content (the same name first), as a moved file.
+func pairMoves(changes []fileChange) []fileChange {
+	type body struct{ kind, sha, target string }
+	gone := map[body][]int{}
+	for i, f := range changes {
+		if f.before.Kind != "" && f.after.Kind == "" {
+			b := body{f.before.Kind, f.before.SHA256, f.before.Target}
+			gone[b] = append(gone[b], i)
+		}
+	}
+	if len(gone) == 0 {
+		return changes
+	}
+	taken := map[int]bool{}
+	for i := range changes {
+		f := &changes[i]
+		if f.before.Kind != "" || f.after.Kind == "" {
+			continue
+		}
+		cands := gone[body{f.after.Kind, f.after.SHA256, f.after.Target}]
+		pick := -1
+		for _, j := range cands {
+			if !taken[j] && (pick < 0 || path.Base(changes[j].path) == path.Base(f.path) && path.Base(changes[pick].path) != path.Base(f.path)) {
+				pick = j
+			}
+		}
+		if pick >= 0 {
+			taken[pick] = true
+			f.from, f.before = changes[pick].path, changes[pick].before
+		}
+	}
+	out := changes[:0:0]
+	for i, f := range changes {
+		if !taken[i] {
+			out = append(out, f)
 		}
 	}
 	return out
 }
 
 func (s *Store) diffFile(w io.Writer, f fileChange) error {
+	if f.from != "" {
+		line := fmt.Sprintf("moved %s -> %s", f.from, f.path)
+		if f.before.Mode != f.after.Mode {
+			line += fmt.Sprintf(" (mode %o -> %o)", f.before.Mode, f.after.Mode)
+		}
+		_, err := fmt.Fprintln(w, line)
+		return err
+	}
 	if (f.before.Kind != "" && f.before.Kind != KindFile) || (f.after.Kind != "" && f.after.Kind != KindFile) {
 		_, err := fmt.Fprintf(w, "%s: %s -> %s\n", f.path, describe(f.before), describe(f.after))
 		return err
