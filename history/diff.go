@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -11,17 +12,65 @@ type edit struct {
 	line string
 }
 
-// lineDiff is Myers' O(ND) shortest edit script between two line lists:
-// for each number of edits d, the furthest point reached on each diagonal
-// k = x - y is kept, and the path is walked back from the end.
+// maxEdits bounds the search for the shortest edit script. Its trace
+// grows as the square of the edits, its time as the lines times the
+// edits; past the bound, the lines between the texts' common head and
+// tail are told as removed and added whole: a true diff, if not the
+// shortest, in bounded time and memory however big the notes.
+const maxEdits = 1000
+
+// lineDiff is the edit script from a to b: the common head and tail kept,
+// the middle by Myers' O(ND) search (or whole, past maxEdits).
 func lineDiff(a, b []string) []edit {
+	head := 0
+	for head < len(a) && head < len(b) && a[head] == b[head] {
+		head++
+	}
+	tail := 0
+	for tail < len(a)-head && tail < len(b)-head && a[len(a)-1-tail] == b[len(b)-1-tail] {
+		tail++
+	}
+	out := make([]edit, 0, len(a)+len(b)-head-tail)
+	for _, l := range a[:head] {
+		out = append(out, edit{' ', l})
+	}
+	midA, midB := a[head:len(a)-tail], b[head:len(b)-tail]
+	if mid, ok := myers(midA, midB, maxEdits); ok {
+		out = append(out, mid...)
+	} else {
+		out = append(out, whole(midA, midB)...)
+	}
+	for _, l := range a[len(a)-tail:] {
+		out = append(out, edit{' ', l})
+	}
+	return out
+}
+
+// whole is a removed whole and b added whole.
+func whole(a, b []string) []edit {
+	out := make([]edit, 0, len(a)+len(b))
+	for _, l := range a {
+		out = append(out, edit{'-', l})
+	}
+	for _, l := range b {
+		out = append(out, edit{'+', l})
+	}
+	return out
+}
+
+// myers is Myers' shortest edit script, if it takes at most limit edits:
+// for each number of edits d, the furthest point reached on each diagonal
+// k = x - y is kept (trace[d][k+d]), and the path is walked back from the end.
+func myers(a, b []string, limit int) ([]edit, bool) {
 	n, m := len(a), len(b)
-	max := n + m
-	off := max + 1
-	v := make([]int, 2*max+3)
+	if n == 0 || m == 0 {
+		return whole(a, b), true
+	}
+	most := min(n+m, limit)
+	off := most + 1
+	v := make([]int, 2*most+3)
 	var trace [][]int
-	done := false
-	for d := 0; d <= max && !done; d++ {
+	for d := 0; d <= most; d++ {
 		for k := -d; k <= d; k += 2 {
 			var x int
 			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
@@ -35,24 +84,29 @@ func lineDiff(a, b []string) []edit {
 			}
 			v[off+k] = x
 			if x >= n && y >= m {
-				done = true
-				break
+				trace = append(trace, slices.Clone(v[off-d:off+d+1]))
+				return walkBack(a, b, trace), true
 			}
 		}
-		trace = append(trace, append([]int(nil), v...))
+		trace = append(trace, slices.Clone(v[off-d:off+d+1]))
 	}
+	return nil, false
+}
+
+// walkBack turns myers' trace into the script, from the end to the start.
+func walkBack(a, b []string, trace [][]int) []edit {
 	var out []edit
-	x, y := n, m
+	x, y := len(a), len(b)
 	for d := len(trace) - 1; d > 0; d-- {
-		prev := trace[d-1]
+		prev := func(k int) int { return trace[d-1][k+d-1] }
 		k := x - y
 		var pk int
-		if k == -d || (k != d && prev[off+k-1] < prev[off+k+1]) {
+		if k == -d || (k != d && prev(k-1) < prev(k+1)) {
 			pk = k + 1
 		} else {
 			pk = k - 1
 		}
-		px := prev[off+pk]
+		px := prev(pk)
 		py := px - pk
 		for x > px && y > py {
 			x, y = x-1, y-1
@@ -70,9 +124,7 @@ func lineDiff(a, b []string) []edit {
 		x, y = x-1, y-1
 		out = append(out, edit{' ', a[x]})
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out
 }
 

@@ -1,7 +1,9 @@
 package history
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,4 +89,55 @@ func lcs(a, b []string) int {
 		}
 	}
 	return t[0][0]
+}
+
+// TestLineDiffOfBigNotes: a note of hundreds of thousands of lines made,
+// emptied, edited in three places, or rewritten whole: each script is a
+// true edit script, the few edits are found as few, and a rewrite past
+// maxEdits is told as the old middle removed and the new added (before
+// the bound, such a diff took memory as the square of the lines).
+func TestLineDiffOfBigNotes(t *testing.T) {
+	lines := func(n int, f string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf(f, i)
+		}
+		return out
+	}
+	big := lines(200_000, "line %d\n")
+	edited := slices.Clone(big)
+	for _, i := range []int{10, 100_000, 199_990} {
+		edited[i] = "changed\n"
+	}
+	cases := []struct {
+		name  string
+		a, b  []string
+		edits int
+	}{
+		{"made", nil, big, len(big)},
+		{"emptied", big, nil, len(big)},
+		{"edited in three places", big, edited, 6},
+		{"rewritten whole", big, lines(200_000, "other %d\n"), 400_000},
+	}
+	for _, c := range cases {
+		var gotA, gotB []string
+		edits := 0
+		for _, e := range lineDiff(c.a, c.b) {
+			if e.kind != '+' {
+				gotA = append(gotA, e.line)
+			}
+			if e.kind != '-' {
+				gotB = append(gotB, e.line)
+			}
+			if e.kind != ' ' {
+				edits++
+			}
+		}
+		if !slices.Equal(gotA, c.a) || !slices.Equal(gotB, c.b) {
+			t.Errorf("%s: not an edit script from the one to the other", c.name)
+		}
+		if edits != c.edits {
+			t.Errorf("%s: %d edits, want %d", c.name, edits, c.edits)
+		}
+	}
 }
