@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"time"
@@ -99,6 +100,10 @@ type Entry struct {
 	// OnDisk says that a write-ahead change's file is flushed in the
 	// vault, or was settled by RollForward: nothing is left to recover.
 	OnDisk bool `json:"on_disk,omitempty"`
+	// Coming names the body a change was about to leave at Path (a bash
+	// commit's, from its layer), kept with the pre-image: the after-state
+	// then needs no room that a full disk may not have.
+	Coming string `json:"coming,omitempty"`
 }
 
 // unflushed: a write-ahead change whose file may not be on disk yet.
@@ -127,6 +132,18 @@ type Target struct {
 	// it (see Change.FlushLater); RollForward puts it in place if a crash
 	// lost it.
 	New *NewFile
+	// Coming, on a file's target, is the body the change will leave
+	// there, read from elsewhere (a bash commit's layer): kept by Begin
+	// with the pre-image, so the change is refused if it can't be, but
+	// not write-ahead (the change's maker recovers it, not RollForward).
+	Coming *Body
+}
+
+// Body is a file's content, named by its hash and read when it must be kept.
+type Body struct {
+	SHA256 string
+	Size   int64
+	Open   func() (io.ReadCloser, error)
 }
 
 // NewFile is the content and permissions a write-ahead change gives a file.

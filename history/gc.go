@@ -68,6 +68,9 @@ func (s *Store) GC(now time.Time) (Pruned, error) {
 				if e.Intended != nil { // what RollForward may still need
 					calls[i] = append(calls[i], e.Intended.blobs()...)
 				}
+				if e.Coming != "" { // what the change's after-state will name
+					calls[i] = append(calls[i], e.Coming)
+				}
 				if e.Time.After(newest[i]) {
 					newest[i] = e.Time
 				}

@@ -174,7 +174,7 @@ func readHead(f *os.File) (logHead, error) {
 	b := make([]byte, headLen)
 	n, err := f.ReadAt(b, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return logHead{}, fmt.Errorf("history: read %s: %w", f.Name(), err)
+		return logHead{}, fileErr("read", f.Name(), err)
 	}
 	return decodeHead(b[:n]), nil
 }
@@ -210,7 +210,7 @@ func (s *Store) holdLog(fn func() error) error {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	if err := syscall.Flock(int(s.log.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("history: lock %s: %w", s.log.Name(), err)
+		return fileErr("lock", s.log.Name(), err)
 	}
 	defer syscall.Flock(int(s.log.Fd()), syscall.LOCK_UN)
 	return fn()
@@ -238,11 +238,11 @@ func (s *Store) appendLog(r *logRecord, durable bool) error {
 		// The frame first, then the head that covers it: a reader that
 		// reads the head finds the frame whole.
 		if _, err := s.log.WriteAt(fr, h.end); err != nil {
-			return fmt.Errorf("history: write %s: %w", s.log.Name(), err)
+			return fileErr("write", s.log.Name(), err)
 		}
 		h.end += int64(len(fr))
 		if _, err := s.log.WriteAt(h.encode(), 0); err != nil {
-			return fmt.Errorf("history: write %s: %w", s.log.Name(), err)
+			return fileErr("write", s.log.Name(), err)
 		}
 		return nil
 	})
@@ -252,7 +252,7 @@ func (s *Store) appendLog(r *logRecord, durable bool) error {
 	// After letting go of the log: a flush is of the file, so it carries
 	// this frame, and a head that covers it, whoever wrote since.
 	if err := dataSync(s.log); err != nil {
-		return fmt.Errorf("history: sync %s: %w", s.log.Name(), err)
+		return fileErr("sync", s.log.Name(), err)
 	}
 	return nil
 }
@@ -274,7 +274,7 @@ func (s *Store) makeRoom(upTo int64) error {
 	for off := size; off < want; off += int64(len(zeros)) {
 		if _, err := s.log.WriteAt(zeros[:min(int64(len(zeros)), want-off)], off); err != nil {
 			// What was written stays: zeros past the end are room.
-			return fmt.Errorf("history: grow %s: %w", s.log.Name(), err)
+			return fileErr("grow", s.log.Name(), err)
 		}
 	}
 	return nil
@@ -478,7 +478,7 @@ func readRecords(f *os.File, h logHead, from int64) ([]logRecord, error) {
 		}
 		data := make([]byte, h.end-from)
 		if _, err := f.ReadAt(data, from); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("history: read %s: %w", f.Name(), err)
+			return nil, fileErr("read", f.Name(), err)
 		}
 		recs, _ := readLog(data, viewOf(h))
 		return recs, nil
@@ -504,10 +504,10 @@ func (s *Store) startLog(gen uint32) error {
 			return err
 		}
 		if _, err := s.log.WriteAt(logHead{gen: gen, end: headSize}.encode(), 0); err != nil {
-			return fmt.Errorf("history: write %s: %w", s.log.Name(), err)
+			return fileErr("write", s.log.Name(), err)
 		}
 		if err := s.log.Sync(); err != nil { // its size too: a new log's room
-			return fmt.Errorf("history: sync %s: %w", s.log.Name(), err)
+			return fileErr("sync", s.log.Name(), err)
 		}
 		return nil
 	})

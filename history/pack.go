@@ -161,7 +161,7 @@ func (s *Store) loggedCall(id string) ([]Entry, bool, error) {
 	}
 	data := make([]byte, h.end-headSize)
 	if _, err := f.ReadAt(data, headSize); err != nil && !errors.Is(err, io.EOF) {
-		return nil, false, fmt.Errorf("history: read %s: %w", f.Name(), err)
+		return nil, false, fileErr("read", f.Name(), err)
 	}
 	r, found := readLogCall(data, viewOf(h), id)
 	return r.Entries, found, nil

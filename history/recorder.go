@@ -55,6 +55,12 @@ func (s *Store) Begin(id string, m Meta, targets []Target) (*Change, error) {
 				}
 				e.Intended = &State{Exists: true, Kind: KindFile, Mode: t.New.Mode.Perm(), Size: int64(len(t.New.Data)), SHA256: sum}
 			}
+			if t.Coming != nil {
+				if err := sn.keepComing(t.Path, t.Coming); err != nil {
+					return err
+				}
+				e.Coming = t.Coming.SHA256
+			}
 			c.entries = append(c.entries, e)
 		}
 		if sn.added {
@@ -105,6 +111,9 @@ func (c *Change) finish(state string) error {
 		for _, e := range c.entries {
 			if e.Intended != nil {
 				sn.known[e.Intended.SHA256] = true
+			}
+			if e.Coming != "" {
+				sn.known[e.Coming] = true
 			}
 		}
 		for i := range c.entries {

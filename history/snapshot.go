@@ -3,10 +3,12 @@ package history
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/afero"
@@ -73,11 +75,24 @@ func (sn *snapshot) state(rel string) (State, error) {
 	return st, nil
 }
 
+// keepError is a body of rel that could not be kept: said once as the
+// history's, though the cause is the history's own error too.
+type keepError struct {
+	rel string
+	err error
+}
+
+func (e keepError) Error() string {
+	return "history: keep " + e.rel + ": " + strings.TrimPrefix(e.err.Error(), "history: ")
+}
+
+func (e keepError) Unwrap() error { return e.err }
+
 // file keeps a body in the log's record when it fits, else as a blob.
 func (sn *snapshot) file(rel string) (string, int64, error) {
 	sum, size, body, err := sn.s.readBody(rel)
 	if err != nil {
-		return "", 0, fmt.Errorf("history: keep %s: %w", rel, err)
+		return "", 0, keepError{rel, err}
 	}
 	if sn.log == nil {
 		if body == nil {
@@ -88,9 +103,17 @@ func (sn *snapshot) file(rel string) (string, int64, error) {
 	if body != nil {
 		return sum, size, sn.keep(rel, sum, body)
 	}
+	if len(sn.known) > 0 {
+		// A body this change kept already (a bash commit's, from its
+		// layer) is named, not kept again: the disk may have no room.
+		sum, size, err := hashFile(sn.s.vault, rel)
+		if err != nil || sn.known[sum] {
+			return sum, size, err
+		}
+	}
 	sum, size, added, err := sn.s.putFile(rel, sn.durable)
 	if err != nil {
-		return "", 0, fmt.Errorf("history: keep %s: %w", rel, err)
+		return "", 0, keepError{rel, err}
 	}
 	sn.kept1(sum, added)
 	return sum, size, nil
@@ -108,11 +131,54 @@ func (sn *snapshot) keep(rel, sum string, body []byte) error {
 	}
 	_, _, added, err := sn.s.putBytes(body, sn.durable)
 	if err != nil {
-		return fmt.Errorf("history: keep %s: %w", rel, err)
+		return keepError{rel, err}
 	}
 	sn.kept1(sum, added)
 	return nil
 }
+
+// keepComing keeps a body the change is about to leave at rel, read from
+// where b says; one the store holds already is only made durable. A body
+// that does not match its hash is refused: what was judged is what is kept.
+func (sn *snapshot) keepComing(rel string, b *Body) error {
+	if _, dup := sn.log.Bodies[b.SHA256]; dup || sn.known[b.SHA256] {
+		return nil
+	}
+	if sn.s.haveBlob(b.SHA256, b.Size) {
+		added, err := sn.s.syncKept(b.SHA256, sn.durable)
+		if err != nil {
+			return keepError{rel, err}
+		}
+		sn.kept1(b.SHA256, added)
+		return nil
+	}
+	r, err := b.Open()
+	if err != nil {
+		return keepError{rel, err}
+	}
+	defer r.Close()
+	if b.Size <= inMemory {
+		data, err := io.ReadAll(io.LimitReader(r, inMemory+1))
+		if err != nil {
+			return keepError{rel, err}
+		}
+		if sha(data) != b.SHA256 {
+			return keepError{rel, errComingChanged}
+		}
+		return sn.keep(rel, b.SHA256, data)
+	}
+	sum, _, added, err := sn.s.putStream(r, sn.durable)
+	if err != nil {
+		return keepError{rel, err}
+	}
+	if sum != b.SHA256 {
+		return keepError{rel, errComingChanged}
+	}
+	sn.kept1(sum, added)
+	return nil
+}
+
+var errComingChanged = errors.New("the content to be kept is not the content that was judged")
 
 func (sn *snapshot) kept1(sum string, added bool) {
 	sn.added = sn.added || added

@@ -142,7 +142,7 @@ func (s *Store) shared(fn func() error) error {
 	if s.holders == 0 {
 		if err := syscall.Flock(int(s.lock.Fd()), syscall.LOCK_SH); err != nil {
 			s.holdMu.Unlock()
-			return fmt.Errorf("history: lock %s: %w", s.lock.Name(), err)
+			return fileErr("lock", s.lock.Name(), err)
 		}
 	}
 	s.holders++
@@ -162,7 +162,7 @@ func (s *Store) exclusive(fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := syscall.Flock(int(s.lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("history: lock %s: %w", s.lock.Name(), err)
+		return fileErr("lock", s.lock.Name(), err)
 	}
 	defer syscall.Flock(int(s.lock.Fd()), syscall.LOCK_UN)
 	return fn()
@@ -350,9 +350,19 @@ func (s *Store) syncKept(sum string, durable bool) (bool, error) {
 	}
 	defer f.Close()
 	if err := f.Sync(); err != nil {
-		return false, fmt.Errorf("history: sync %s: %w", f.Name(), err)
+		return false, fileErr("sync", f.Name(), err)
 	}
 	return true, nil
+}
+
+// fileErr is an error of op on the file name, naming the file once: an
+// *os.File's own errors name it already.
+func fileErr(op, name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("history: %w", err)
+	}
+	return fmt.Errorf("history: %s %s: %w", op, name, err)
 }
 
 func (s *Store) tempFile() (*os.File, error) {
@@ -368,7 +378,7 @@ func (s *Store) tempFile() (*os.File, error) {
 func (s *Store) dropTemp(f *os.File, err error) (string, int64, bool, error) {
 	f.Close()
 	os.Remove(f.Name())
-	return "", 0, false, fmt.Errorf("history: write %s: %w", f.Name(), err)
+	return "", 0, false, fileErr("write", f.Name(), err)
 }
 
 // settle syncs (if durable) and names a written temporary blob.
@@ -380,7 +390,7 @@ func (s *Store) settle(f *os.File, sum string, size int64, durable bool) (string
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(f.Name())
-		return "", 0, false, fmt.Errorf("history: write %s: %w", f.Name(), err)
+		return "", 0, false, fileErr("write", f.Name(), err)
 	}
 	if err := os.Rename(f.Name(), s.blobPath(sum)); err != nil {
 		os.Remove(f.Name())

@@ -72,6 +72,7 @@ var samples = []Message{
 	BashChangesUnread{Problem: "upper layer unreadable"},
 	BashCommitFailed{Problem: "no space left"},
 	BashNotCommitted{Problem: "read-only file system"},
+	BashNotKept{Problem: "no space left on device"},
 	SpecialFile{Path: "notes/fifo"},
 
 	NotFound{Path: "a/missing.md"},

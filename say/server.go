@@ -140,8 +140,8 @@ type HistoryFailed struct {
 
 func (m HistoryFailed) Text(l Lang) string {
 	return l.pick(
-		fmt.Sprintf("%q was not changed: its previous state could not be kept for undo (%s)", m.Path, m.Problem),
-		fmt.Sprintf("«%s» не изменён: его прежнее состояние не удалось сохранить для отмены (%s)", m.Path, m.Problem))
+		fmt.Sprintf("%q was not changed: what undo needs of the change (its state before, and after) could not be kept (%s)", m.Path, m.Problem),
+		fmt.Sprintf("«%s» не изменён: то, что нужно для отмены изменения (состояние до и после), не удалось сохранить (%s)", m.Path, m.Problem))
 }
 
 // HookBashOff is a Bash call of an agent whose [bash] enabled is false.

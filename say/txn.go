@@ -100,6 +100,19 @@ func (m BashNotCommitted) Text(l Lang) string {
 		fmt.Sprintf("Команда выполнена и её изменения разрешены, но в хранилище ничего не изменено: применить их не удалось до того, как хоть одно туда попало (%s).\n", m.Problem))
 }
 
+// BashNotKept is a commit refused because the history could not keep
+// what undo needs of its changes (a full disk, a failed write): unkept,
+// they could not be undone, so none was applied.
+type BashNotKept struct {
+	Problem string
+}
+
+func (m BashNotKept) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf("The command ran and its changes were allowed, but nothing in the vault was changed: what undo needs of them (the state before, and after) could not be kept (%s).\n", m.Problem),
+		fmt.Sprintf("Команда выполнена и её изменения разрешены, но в хранилище ничего не изменено: то, что нужно для их отмены (состояние до и после), не удалось сохранить (%s).\n", m.Problem))
+}
+
 // SpecialFile is a FIFO, socket or device a command made in the vault:
 // the vault holds files, folders and symlinks only.
 type SpecialFile struct {

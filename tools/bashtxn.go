@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -414,8 +415,9 @@ func (s *Set) keepCommit(l *txn.Layer, changes []txn.Change) (*kept, say.Message
 		return &kept{}, nil
 	}
 	targets := commitTargets(changes)
+	comingFrom(l, changes, targets)
 	problem := func(err error) say.Message {
-		return say.HistoryFailed{Path: targets[0].Path, Problem: err.Error()}
+		return say.BashNotKept{Problem: err.Error()}
 	}
 	if err := l.MakeDir(); err != nil {
 		return nil, problem(err)
@@ -463,6 +465,30 @@ func commitTargets(changes []txn.Change) []history.Target {
 		}
 	}
 	return out
+}
+
+// comingFrom gives each target whose change leaves a regular file the
+// file's new body, read from the layer: the history keeps it with the
+// pre-images, so a disk with no room for it refuses the commit before
+// anything reaches the vault, rather than leave an entry with no
+// after-state.
+func comingFrom(l *txn.Layer, changes []txn.Change, targets []history.Target) {
+	at := make(map[string]int, len(targets))
+	for i, t := range targets {
+		at[t.Path] = i
+	}
+	for _, c := range changes {
+		if c.After == nil || !c.After.Mode.IsRegular() || c.After.SHA256 == "" || c.Op == txn.Link {
+			continue
+		}
+		i, ok := at[c.Path]
+		if !ok {
+			continue
+		}
+		name := c.Path
+		targets[i].Coming = &history.Body{SHA256: c.After.SHA256, Size: c.After.Size,
+			Open: func() (io.ReadCloser, error) { return l.Open(name) }}
+	}
 }
 
 func writeCallFile(name string, data []byte) error {

@@ -94,7 +94,7 @@ func TestWallTxnHistoryFailed(t *testing.T) {
 	if o.deny != nil || o.err != nil {
 		t.Fatalf("deny %v, err %v", o.deny, o.err)
 	}
-	if !strings.Contains(o.res.NotApplied, "no space left on device") || !strings.Contains(o.res.NotApplied, "notes/b.md") {
+	if !strings.Contains(o.res.NotApplied, "no space left on device") || !strings.Contains(o.res.NotApplied, "could not be kept") {
 		t.Errorf("not applied = %q, want the history's reason", o.res.NotApplied)
 	}
 	if got := changed(before, tree(t, root)); len(got) > 0 {

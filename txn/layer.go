@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,6 +37,17 @@ func MemoryLayer(stateDir string, upper *os.File) (*Layer, error) {
 		Upper: "/proc/self/fd/" + strconv.Itoa(int(upper.Fd())),
 		mem:   upper,
 	}, nil
+}
+
+// Open opens the regular file name (vault-relative) of the upper folder,
+// as the commit reads it: no link followed anywhere in its name.
+func (l *Layer) Open(name string) (io.ReadCloser, error) {
+	up, err := openUpperTree(l.Upper)
+	if err != nil {
+		return nil, err
+	}
+	defer up.close() // the file keeps its own descriptor
+	return up.open(0, name)
 }
 
 // MakeDir makes the layer's folder in the state folder if it is not there
