@@ -237,3 +237,47 @@ func TestOpenSweeps(t *testing.T) {
 		t.Errorf("a start-up with nothing to sweep said %q", log.String())
 	}
 }
+
+// TestBashRightAfterAFileTool: a walled bash call sent the moment a file
+// tool changed the note it works on (as a script's calls come) commits;
+// the file tool's own change, within the commit's conflict margin of
+// the call's start, is not taken for someone else's made while it ran.
+func TestBashRightAfterAFileTool(t *testing.T) {
+	cfg := txnConfig(t)
+	g := txnGate(t, cfg)
+	c := Caller{Via: ViaStdio, Session: &policy.Session{ID: "s", State: policy.NewState()}, Policy: g.Config().Policy(config.DefaultAgent)}
+	do := func(tool string, args map[string]any) *Outcome {
+		t.Helper()
+		o := g.Call(context.Background(), c, tool, args, Serve)
+		if o.IsError() {
+			t.Fatalf("%s %v: %s", tool, args, o.Text())
+		}
+		return o
+	}
+	for i := range 6 {
+		do("read", map[string]any{"path": "notes/a.md"})
+		switch i % 3 {
+		case 0:
+			do("write", map[string]any{"path": "notes/a.md", "content": "written\n"})
+		case 1:
+			do("edit", map[string]any{"path": "notes/a.md", "old_string": "more", "new_string": "edited"})
+		case 2:
+			do("move", map[string]any{"source": "notes/a.md", "destination": "notes/b.md"})
+			do("move", map[string]any{"source": "notes/b.md", "destination": "notes/a.md"})
+		}
+		want := readFile(t, filepath.Join(cfg.Vault, "notes/a.md"))
+		do("bash", map[string]any{"command": "echo more >> notes/a.md"})
+		if got := readFile(t, filepath.Join(cfg.Vault, "notes/a.md")); got != want+"more\n" {
+			t.Fatalf("round %d: the note holds %q, want %q", i, got, want+"more\n")
+		}
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -75,11 +75,11 @@ func (s *Set) beginBash(wall *sandbox.WallConfig) (*sandbox.WallConfig, *bashTxn
 		// must not run a transaction without one.
 		return nil, nil, errors.New("bash: max_changed_files and max_changed_bytes must be set for a call on the overlay")
 	}
-	// A file this process committed a moment ago would look changed from
-	// outside to a call that starts within the commit's conflict margin
-	// of it: wait that moment out (an agent's next call rarely comes so
-	// soon, a script's may).
-	if last := s.Vault.committed.Load(); last != 0 {
+	// A file this process changed a moment ago (a commit, a file tool)
+	// would look changed from outside to a call that starts within the
+	// commit's conflict margin of it: wait that moment out (an agent's
+	// next call rarely comes so soon, a script's may).
+	if last := s.Vault.changed.Load(); last != 0 {
 		if wait := time.Duration(last) + commitSettle - time.Duration(time.Now().UnixNano()); wait > 0 && wait <= commitSettle {
 			time.Sleep(wait)
 		}
@@ -201,7 +201,7 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *pol
 	err = txn.Commit(s.Vault.Fs, tx.layer, changes, txn.CommitOptions{Started: tx.started})
 	k.settleCommit(err)
 	if len(changes) > 0 {
-		s.Vault.committed.Store(time.Now().UnixNano())
+		s.Vault.Changed()
 	}
 	var conflict *txn.ConflictError
 	var incomplete *txn.IncompleteError

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 	"sync/atomic"
+	"time"
 	"syscall"
 
 	"github.com/spf13/afero"
@@ -34,11 +35,17 @@ type Vault struct {
 	// overlay layer is made (txn.NewLayer): never inside the vault.
 	StateDir string
 
-	// committed is when this process last committed a bash call's
-	// changes (unix nanoseconds), so the next call starts only once those
-	// files are older than the commit's conflict margin.
-	committed atomic.Int64
+	// changed is when this process last changed the vault (a bash
+	// commit, a file tool; unix nanoseconds), so the next bash call starts
+	// only once those files are older than the commit's conflict margin.
+	changed atomic.Int64
 }
+
+// Changed notes that this process changed the vault just now. A walled
+// bash call that starts within the commit's conflict margin of it waits
+// that moment out, rather than take the change for someone else's made
+// while it ran and refuse its own commit.
+func (v *Vault) Changed() { v.changed.Store(time.Now().UnixNano()) }
 
 func (v *Vault) lstat(rel string) (os.FileInfo, error) { return lstatIn(v.Fs, rel) }
 
