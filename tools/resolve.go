@@ -7,8 +7,8 @@ import (
 	"path"
 	"strings"
 	"sync/atomic"
-	"time"
 	"syscall"
+	"time"
 
 	"github.com/spf13/afero"
 
