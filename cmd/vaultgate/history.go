@@ -199,9 +199,9 @@ audit line of its own (via "cli", tool "undo") with its own history, so
 "vaultgate undo ID-OF-THE-UNDO" takes it back.
 
 Exit codes: 0 done (or nothing to do: an id that changed nothing, or
-whose change is undone already, says so),
-1 a path was left alone or the undo failed, 2 bad usage or an id neither
-the history nor the audit log knows (then nothing is done).`,
+whose change is undone already, says so), 1 a path was left alone or the
+undo failed, 2 bad usage or an id neither the history nor the audit log
+knows (then nothing is done).`,
 		flags: func(fs *flag.FlagSet) {
 			src.flags(fs)
 			fs.StringVar(&session, "session", "", "undo every change of this session")
