@@ -222,7 +222,6 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 		return out
 	}
 	set := g.ToolSet(c)
-	g.keepHistory(set, c, out.ID, tool, start)
 	t, known := set.Lookup(tool)
 	if !known {
 		out.Decision, out.Err = Error, &tools.UnknownToolError{Tool: tool, Lang: lang}
@@ -237,6 +236,11 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 		}
 		defer unlock()
 	}
+	// The history times a change once the call holds the vault lock:
+	// calls that came at once (a client that sends them without waiting)
+	// change the vault in the lock's order, not the order they started
+	// in, and undo must walk back in the order they changed it.
+	g.keepHistory(set, c, out.ID, tool, time.Now())
 	plan, err := set.Plan(tool, args)
 	if err != nil {
 		out.Decision, out.Err = Error, err

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
@@ -396,4 +398,65 @@ func TestNoTempLeftovers(t *testing.T) {
 	if !bytes.Contains([]byte(fmt.Sprint(before)), []byte("not-ours")) {
 		t.Error("the sweep took a file that is not its own")
 	}
+}
+
+// TestUndoOrderIsTheLocksOrder: calls sent at once (a client that does
+// not wait for each answer) change the vault in the order they take the
+// vault lock, not the order they started in. The history times each
+// change under the lock, so undo walks them back in the order they were
+// made: a call held at the lock is timed when it gets it, and a burst of
+// calls on the same notes, undone together, leaves the vault as it was.
+func TestUndoOrderIsTheLocksOrder(t *testing.T) {
+	g, vault, _ := historyGate(t)
+	before := tree(t, vault)
+	unlock, err := g.lockVault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// each call its own session state (no read before write here), all
+	// one session for undo
+	do := func(tool string, args map[string]any) *Outcome {
+		s := &policy.Session{ID: "s", State: policy.NewState()}
+		o := g.Call(context.Background(), Caller{Via: ViaStdio, Session: s, Policy: g.cfg.Policy(config.DefaultAgent)}, tool, args, Serve)
+		if o.IsError() && tool != "delete" { // a delete may find its note gone
+			t.Errorf("%s %v: %s", tool, args["path"], o.Text())
+		}
+		return o
+	}
+	held := make(chan *Outcome)
+	go func() { held <- do("write", map[string]any{"path": "a.md", "content": "held\n"}) }()
+	time.Sleep(50 * time.Millisecond)
+	released := time.Now()
+	unlock()
+	o := <-held
+	es, err := g.keep.(*history.Store).Call(o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es[0].Time.Before(released) {
+		t.Errorf("a call held at the lock is timed %v, before the lock let it go at %v", es[0].Time, released)
+	}
+
+	var wg sync.WaitGroup
+	for i := range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := fmt.Sprintf("burst/n%d.md", i%3)
+			if i%4 == 3 {
+				do("delete", map[string]any{"path": n})
+				return
+			}
+			do("write", map[string]any{"path": n, "content": fmt.Sprintf("%d\n%s", i, strings.Repeat("x", i*1000))})
+		}()
+	}
+	wg.Wait()
+	u, err := g.Undo(UndoRequest{Session: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Conflicts) > 0 {
+		t.Errorf("undo of the burst found conflicts, as if walked back out of order: %v", u.Conflicts)
+	}
+	sameTree(t, "after undoing the burst", tree(t, vault), before)
 }
