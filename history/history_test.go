@@ -211,3 +211,77 @@ func TestSettleFinishedElsewhere(t *testing.T) {
 		t.Errorf("undo left %q", body)
 	}
 }
+
+// TestSettleCut: deletes and moves a kill cut short after their
+// pre-images are recorded as they came out, so undo sees no conflict: a
+// delete made is applied (and undo brings the note back), one never made
+// is failed (undo: nothing to do), a move made into a new folder is
+// applied; a call whose path another tool or the bash changed later, or
+// that holds neither state, stays pending, as do the tools that are
+// settled elsewhere.
+func TestSettleCut(t *testing.T) {
+	vault, fsys, s := vaultStore(t, history.Options{})
+	for _, n := range []string{"gone.md", "kept.md", "moved.md", "later.md", "other.md", "bash.md"} {
+		write(t, vault, n, n+" body\n")
+	}
+	begin := func(id, tool string, targets ...history.Target) {
+		t.Helper()
+		if _, err := s.Begin(id, history.Meta{Tool: tool}, targets); err != nil {
+			t.Fatal(err)
+		}
+	}
+	begin("made", "delete", history.Target{Op: "delete", Path: "gone.md"})
+	os.Remove(filepath.Join(vault, "gone.md"))
+	begin("never", "delete", history.Target{Op: "delete", Path: "kept.md"})
+	begin("move", "move", history.Target{Op: "create", Path: "into"},
+		history.Target{Op: "move", Path: "moved.md", To: "into/moved.md"}, history.Target{Op: "move", Path: "into/moved.md", From: "moved.md"})
+	os.Mkdir(filepath.Join(vault, "into"), 0o755)
+	os.Rename(filepath.Join(vault, "moved.md"), filepath.Join(vault, "into/moved.md"))
+	begin("touched", "delete", history.Target{Op: "delete", Path: "later.md"})
+	os.Remove(filepath.Join(vault, "later.md"))
+	c, _ := s.Begin("later", history.Meta{Tool: "write"}, []history.Target{{Op: "create", Path: "later.md"}})
+	write(t, vault, "later.md", "again\n")
+	c.Done()
+	begin("neither", "delete", history.Target{Op: "delete", Path: "other.md"})
+	write(t, vault, "other.md", "the person's\n")
+	begin("bash", "bash", history.Target{Op: "delete", Path: "bash.md"})
+	os.Remove(filepath.Join(vault, "bash.md"))
+
+	n, err := s.SettleCut()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("settled %d calls, want 3", n)
+	}
+	for id, want := range map[string]string{"made": history.Applied, "never": history.Failed, "move": history.Applied,
+		"touched": history.Pending, "neither": history.Pending, "bash": history.Pending} {
+		es, err := s.Call(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			if e.State != want {
+				t.Errorf("%s: %s is %s, want %s", id, e.Path, e.State, want)
+			}
+		}
+	}
+	p, err := s.PlanUndo([]string{"made", "never", "move"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Conflicts) != 0 || len(p.Nothing) != 1 || p.Nothing[0] != "never" {
+		t.Errorf("undo of the settled calls: %+v", p.Undone)
+	}
+	if err := s.Apply(p, "undo-settled", history.Meta{}, fsys); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"gone.md", "kept.md", "moved.md"} {
+		if body, err := os.ReadFile(filepath.Join(vault, n)); err != nil || string(body) != n+" body\n" {
+			t.Errorf("after undo, %s holds %q (%v)", n, body, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(vault, "into")); err == nil {
+		t.Error("the move's new folder is still there after undo")
+	}
+}

@@ -267,3 +267,97 @@ func touchedLater(later []Entry, e Entry) bool {
 	}
 	return false
 }
+
+// SettleCut settles the vault's own deletes and moves that a kill cut
+// short between their pre-images and their outcome: pending, and no later
+// change touched their paths. A call whose paths all hold what they held
+// before is recorded failed (it never happened); one whose paths all hold
+// what the delete or move leaves (a deleted path gone, a source gone and
+// its destination holding what the source held, a new parent folder
+// there) is recorded applied. Anything else stays pending, which undo
+// treats as a change of unknown outcome. Without this, undo would call a
+// completed delete's path changed since the call.
+//
+// Writes and edits are write-ahead (RollForward), bash commits are
+// finished from their journals (Settle), and Claude Code's own writes are
+// confirmed by the hook: none of them is settled here. The caller holds
+// the vault's lock, so no delete or move is under way.
+func (s *Store) SettleCut() (settled int, err error) {
+	all, err := s.All()
+	if err != nil {
+		return 0, err
+	}
+	last := map[string]int{} // by call id: its last entry's index
+	calls := map[string][]Entry{}
+	for i, e := range all {
+		last[e.ID] = i
+		calls[e.ID] = append(calls[e.ID], e)
+	}
+	for id, es := range calls {
+		if !cutDeleteOrMove(es) {
+			continue
+		}
+		later := false
+		for _, e := range es {
+			later = later || touchedLater(all[last[id]+1:], e)
+		}
+		if later {
+			continue
+		}
+		state, err := s.cutOutcome(es)
+		if err != nil {
+			return settled, err
+		}
+		if state == "" {
+			continue
+		}
+		if err := (&Change{s: s, id: id, entries: es}).finish(state); err != nil {
+			return settled, err
+		}
+		settled++
+	}
+	return settled, nil
+}
+
+// cutDeleteOrMove: a call of the vault's delete or move tool, all of it
+// pending.
+func cutDeleteOrMove(es []Entry) bool {
+	for _, e := range es {
+		if e.State != Pending || e.Intended != nil || (e.Tool != "delete" && e.Tool != "move") {
+			return false
+		}
+	}
+	return len(es) > 0
+}
+
+// cutOutcome is Failed, Applied, or "" for a cut call whose paths hold
+// neither what they held before nor what the call leaves.
+func (s *Store) cutOutcome(es []Entry) (string, error) {
+	before := map[string]State{}
+	for _, e := range es {
+		before[e.Path] = e.Before
+	}
+	untouched, done := true, true
+	for _, e := range es {
+		now, err := (&snapshot{s: s}).state(e.Path)
+		if err != nil {
+			return "", err
+		}
+		untouched = untouched && now.Same(e.Before)
+		switch {
+		case e.From != "": // a move's destination
+			done = done && now.Same(before[e.From])
+		case e.Op == "create": // the new folder a move goes into
+			done = done && now.Exists && now.Kind == KindDir
+		default: // a deleted path, or a move's source
+			done = done && !now.Exists
+		}
+	}
+	switch {
+	case untouched:
+		return Failed, nil
+	case done:
+		return Applied, nil
+	}
+	return "", nil
+}

@@ -189,7 +189,8 @@ func noLayers(stateDir string) bool {
 // startUp clears what a killed server left: temporary files in the vault
 // (under the vault lock, so no running call's own are taken), write-ahead
 // changes a crash may have lost (rolled forward, under the lock too, so
-// none is under way) and history past its bounds.
+// none is under way), deletes and moves whose outcome it did not record,
+// and history past its bounds.
 func (g *Gate) startUp(kept *history.Store, log io.Writer) error {
 	unlock, err := g.lockVault()
 	if err != nil {
@@ -201,7 +202,14 @@ func (g *Gate) startUp(kept *history.Store, log io.Writer) error {
 		return fmt.Errorf("sweeping temporary files: %w", err)
 	}
 	rolled, err := kept.RollForward(g.vault.Fs)
+	cut, cutErr := kept.SettleCut()
 	unlock()
+	if cut > 0 {
+		fmt.Fprintf(log, "vaultgate: start-up: %d delete(s) or move(s) a kill had cut short were recorded as they came out\n", cut)
+	}
+	if cutErr != nil {
+		fmt.Fprintf(log, "vaultgate: start-up: deletes and moves cut short not settled: %v\n", cutErr)
+	}
 	if rolled.Restored > 0 {
 		fmt.Fprintf(log, "vaultgate: start-up: %d file(s) a crash had left without the agent's last write were given it\n", rolled.Restored)
 	}

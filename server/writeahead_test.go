@@ -67,3 +67,31 @@ func TestStartUpRollsForward(t *testing.T) {
 		t.Errorf("start-up said:\n%s", log.String())
 	}
 }
+
+// TestStartUpSettlesCutDelete: a delete a kill cut short after its
+// pre-image (the note gone, the outcome never recorded) is recorded as
+// applied when a server starts, and says so; undo then brings the note
+// back without calling it changed since.
+func TestStartUpSettlesCutDelete(t *testing.T) {
+	g, vault, _ := historyGate(t)
+	if _, err := g.keep.(*history.Store).Begin("cut-delete", history.Meta{Tool: "delete", Session: "s"}, []history.Target{{Op: "delete", Path: "other/keep.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(vault, "other/keep.md"))
+	var log bytes.Buffer
+	g2, closeAll, err := Open(g.cfg, OpenOptions{StartUp: true, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	if !strings.Contains(log.String(), "1 delete(s) or move(s)") {
+		t.Errorf("start-up said:\n%s", log.String())
+	}
+	u, err := g2.Undo(UndoRequest{IDs: []string{"cut-delete"}})
+	if err != nil || len(u.Conflicts) != 0 {
+		t.Fatalf("undo: %+v %v", u, err)
+	}
+	if body, _ := os.ReadFile(filepath.Join(vault, "other/keep.md")); string(body) != "kept\n" {
+		t.Errorf("other/keep.md holds %q after undo", body)
+	}
+}
