@@ -268,9 +268,6 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 		policy.Count(c.Session.State, plan.Effects, start)
 	}
 	res, err := plan.Run(ctx)
-	if !t.ReadOnly && g.vault != nil {
-		g.vault.Changed()
-	}
 	if err != nil {
 		out.Err = err
 		return out

@@ -7,7 +7,8 @@ import (
 )
 
 // kept is a change's record in the history, between its pre-images and
-// its outcome; c is nil when the set keeps no history.
+// its outcome; c is nil when the set keeps no history. s is the set whose
+// vault the change is made in (nil for a change that makes nothing).
 type kept struct {
 	s    *Set
 	c    *history.Change
@@ -19,7 +20,7 @@ type kept struct {
 // be undone (fail closed).
 func (s *Set) keep(targets ...history.Target) (*kept, error) {
 	if !s.keepsHistory() {
-		return &kept{}, nil
+		return &kept{s: s}, nil
 	}
 	c, err := s.History.Begin(s.CallID, s.Call, targets)
 	if err != nil {
@@ -32,12 +33,20 @@ func (s *Set) keep(targets ...history.Target) (*kept, error) {
 // hook, before Claude Code makes them).
 func (s *Set) keepsHistory() bool { return s.History != nil && s.Hook == nil }
 
-// settle records the outcome: the states after a change done, or after
-// one that failed (which may have made part of itself). A record that
+// settle records the outcome, once the change is made or has failed: the
+// vault is noted as changed by this process (Vault.Changed), and the
+// history gets the states after a change done, or after one that failed
+// (which may have made part of itself). A record that
 // can't be finished leaves the entry pending, which undo treats as a
 // change of unknown outcome: the change itself stands.
 func (k *kept) settle(err error) {
-	if k == nil || k.c == nil {
+	if k == nil {
+		return
+	}
+	if k.s != nil && k.s.Vault != nil {
+		k.s.Vault.Changed()
+	}
+	if k.c == nil {
 		return
 	}
 	if err != nil {
