@@ -21,9 +21,7 @@ func (s *Store) Diff(w io.Writer, id string) error {
 	if err != nil {
 		return err
 	}
-	changes := callFiles(es)
-	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
-	for _, f := range changes {
+	for _, f := range callFiles(es) {
 		if err := s.diffFile(w, f); err != nil {
 			return err
 		}
@@ -64,7 +62,7 @@ func flatten(p string, st State) map[string]TreeEntry {
 	return m
 }
 
-// callFiles is what one call did to each file. A call's entries may
+// callFiles is what one call did to each file, in path order. A call's entries may
 // overlap (a new folder and the file in it, a move's folders): a file's
 // state before the call is the first entry's that holds it, after the
 // call the last one's, so each file is told once. A file that went from
@@ -93,7 +91,7 @@ func callFiles(es []Entry) []fileChange {
 		var holders []int
 		for d := n; ; d = path.Dir(d) {
 			holders = append(holders, byPath[d]...)
-			if d == "." || d == "/" || path.Dir(d) == d {
+			if path.Dir(d) == d { // "." (the vault) is above every path
 				break
 			}
 		}
@@ -129,11 +127,17 @@ func pairMoves(changes []fileChange) []fileChange {
 		if f.before.Kind != "" || f.after.Kind == "" {
 			continue
 		}
-		cands := gone[body{f.after.Kind, f.after.SHA256, f.after.Target}]
 		pick := -1
-		for _, j := range cands {
-			if !taken[j] && (pick < 0 || path.Base(changes[j].path) == path.Base(f.path) && path.Base(changes[pick].path) != path.Base(f.path)) {
+		for _, j := range gone[body{f.after.Kind, f.after.SHA256, f.after.Target}] {
+			if taken[j] {
+				continue
+			}
+			if pick < 0 {
 				pick = j
+			}
+			if path.Base(changes[j].path) == path.Base(f.path) {
+				pick = j
+				break
 			}
 		}
 		if pick >= 0 {
