@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/vaultgate/vaultgate/history"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"github.com/vaultgate/vaultgate/tools"
-	"golang.org/x/sys/unix"
 )
 
 // TestComingBodyNeedsNoRoomAfter: a change that names the bodies it will
@@ -22,21 +22,11 @@ import (
 // are applied, diff shows the new content, and GC keeps it. One body is
 // small enough for the log's record, one is streamed to a blob file.
 func TestComingBodyNeedsNoRoomAfter(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("a full disk is a tmpfs mounted for the test, which needs root; CI runs as root")
-		}
-		t.Skip("mounting the test's small tmpfs needs root (CI runs as root)")
-	}
 	dir := t.TempDir()
 	vault, state := filepath.Join(dir, "vault"), filepath.Join(dir, "state")
 	os.MkdirAll(vault, 0o755)
 	kept := history.Dir(state)
-	os.MkdirAll(kept, 0o700)
-	if err := unix.Mount("tmpfs", kept, "tmpfs", 0, "size=16m,mode=0700"); err != nil {
-		t.Fatalf("mount a tmpfs for the history: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(kept, unix.MNT_DETACH) })
+	vaulttest.SmallDisk(t, kept, "16m")
 	fsys, err := tools.OpenNoFollowFs(vault)
 	if err != nil {
 		t.Fatal(err)
@@ -66,11 +56,7 @@ func TestComingBodyNeedsNoRoomAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the disk fills up; the change is made in the vault
-	var st unix.Statfs_t
-	unix.Statfs(kept, &st)
-	if err := os.WriteFile(filepath.Join(kept, "filler"), make([]byte, int64(st.Bavail)*st.Bsize), 0o600); err != nil && !strings.Contains(err.Error(), "no space") {
-		t.Fatal(err)
-	}
+	filler := vaulttest.Fill(t, kept, 0)
 	for p, body := range bodies {
 		write(t, vault, p, body)
 	}
@@ -86,7 +72,7 @@ func TestComingBodyNeedsNoRoomAfter(t *testing.T) {
 			t.Errorf("%s: state %s, after %s, coming %s", e.Path, e.State, e.After.SHA256, e.Coming)
 		}
 	}
-	os.Remove(filepath.Join(kept, "filler"))
+	os.Remove(filler)
 	if _, err := s.GC(es[0].Time); err != nil {
 		t.Fatal(err)
 	}

@@ -51,19 +51,7 @@ func TestLineDiffIsAnEditScript(t *testing.T) {
 	}
 	for range 2000 {
 		a, b := gen(), gen()
-		var gotA, gotB []string
-		edits := 0
-		for _, e := range lineDiff(a, b) {
-			if e.kind != '+' {
-				gotA = append(gotA, e.line)
-			}
-			if e.kind != '-' {
-				gotB = append(gotB, e.line)
-			}
-			if e.kind != ' ' {
-				edits++
-			}
-		}
+		gotA, gotB, edits := playScript(lineDiff(a, b))
 		if strings.Join(gotA, "") != strings.Join(a, "") || strings.Join(gotB, "") != strings.Join(b, "") {
 			t.Fatalf("%q -> %q: the script gives %q -> %q", a, b, gotA, gotB)
 		}
@@ -71,6 +59,23 @@ func TestLineDiffIsAnEditScript(t *testing.T) {
 			t.Fatalf("%q -> %q: %d edits, want the shortest, %d", a, b, edits, len(a)+len(b)-2*lcs(a, b))
 		}
 	}
+}
+
+// playScript reads an edit script back: the text it goes from (kept and
+// removed lines), the text it goes to (kept and added), and its edits.
+func playScript(es []edit) (from, to []string, edits int) {
+	for _, e := range es {
+		if e.kind != '+' {
+			from = append(from, e.line)
+		}
+		if e.kind != '-' {
+			to = append(to, e.line)
+		}
+		if e.kind != ' ' {
+			edits++
+		}
+	}
+	return from, to, edits
 }
 
 // lcs is the length of the longest common subsequence, by the table.
@@ -120,19 +125,7 @@ func TestLineDiffOfBigNotes(t *testing.T) {
 		{"rewritten whole", big, lines(200_000, "other %d\n"), 400_000},
 	}
 	for _, c := range cases {
-		var gotA, gotB []string
-		edits := 0
-		for _, e := range lineDiff(c.a, c.b) {
-			if e.kind != '+' {
-				gotA = append(gotA, e.line)
-			}
-			if e.kind != '-' {
-				gotB = append(gotB, e.line)
-			}
-			if e.kind != ' ' {
-				edits++
-			}
-		}
+		gotA, gotB, edits := playScript(lineDiff(c.a, c.b))
 		if !slices.Equal(gotA, c.a) || !slices.Equal(gotB, c.b) {
 			t.Errorf("%s: not an edit script from the one to the other", c.name)
 		}

@@ -62,11 +62,12 @@ func flatten(p string, st State) map[string]TreeEntry {
 	return m
 }
 
-// callFiles is what one call did to each file, in path order. A call's entries may
-// overlap (a new folder and the file in it, a move's folders): a file's
-// state before the call is the first entry's that holds it, after the
-// call the last one's, so each file is told once. A file that went from
-// one path and came, the same, to another is one moved file.
+// callFiles is what one call did to each file, in path order. A call's
+// entries may overlap (a new folder and the file in it, a move's
+// folders): a file's state before the call is the first entry's that
+// holds it, after the call the last one's, so each file is told once. A
+// file that went from one path and came, the same, to another is one
+// moved file.
 func callFiles(es []Entry) []fileChange {
 	befores, afters := make([]map[string]TreeEntry, len(es)), make([]map[string]TreeEntry, len(es))
 	byPath := map[string][]int{} // the entries of each path, in order

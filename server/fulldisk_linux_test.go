@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"github.com/vaultgate/vaultgate/policy"
-	"golang.org/x/sys/unix"
 )
 
 // TestFullDiskRefusesTheChange keeps the history on a small tmpfs of its
@@ -17,14 +17,9 @@ import (
 // untouched. Once there is room again, the same change is made and kept,
 // and undo takes it back: a full disk leaves the store usable.
 func TestFullDiskRefusesTheChange(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("a full disk is a tmpfs mounted for the test, which needs root; CI runs as root")
-		}
-		t.Skip("mounting the test's small tmpfs needs root (CI runs as root)")
-	}
 	dir := t.TempDir()
 	vault, state := filepath.Join(dir, "vault"), filepath.Join(dir, "state")
+	vaulttest.SmallDisk(t, filepath.Join(state, "history"), "4m")
 	big := strings.Repeat("a line of a big note\n", 100_000) // 2.1 MB
 	for p, body := range map[string]string{"a.md": "alpha\n", "big/one.md": big, "big/two.md": big + "two\n"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(vault, p)), 0o755)
@@ -32,12 +27,6 @@ func TestFullDiskRefusesTheChange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	kept := filepath.Join(state, "history")
-	os.MkdirAll(kept, 0o700)
-	if err := unix.Mount("tmpfs", kept, "tmpfs", 0, "size=4m,mode=0700"); err != nil {
-		t.Fatalf("mount a tmpfs for the history: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(kept, unix.MNT_DETACH) })
 	cfg := loadConfig(t, `vault = "`+vault+`"
 [audit]
 path = "`+filepath.Join(state, "audit.jsonl")+`"
@@ -53,15 +42,7 @@ env = ["PATH"]
 		t.Fatal(err)
 	}
 	defer closeAll()
-	// Fill the history's disk but for 256 KiB.
-	var fs unix.Statfs_t
-	if err := unix.Statfs(kept, &fs); err != nil {
-		t.Fatal(err)
-	}
-	filler := filepath.Join(kept, "filler")
-	if err := os.WriteFile(filler, make([]byte, int64(fs.Bavail)*fs.Bsize-256<<10), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	filler := vaulttest.Fill(t, filepath.Join(state, "history"), 256<<10)
 	before := tree(t, vault)
 	bigWrite := toolCall{"write", map[string]any{"path": "a.md", "content": big}}
 	for _, c := range []toolCall{
