@@ -296,7 +296,7 @@ func TestUndoAlreadyDone(t *testing.T) {
 		t.Fatalf("first undo: %+v %v", u, err)
 	}
 	u, err := g.Undo(UndoRequest{IDs: []string{x.ID, mv.ID}})
-	if err != nil || len(u.Conflicts) != 0 || len(u.Restored) != 0 || len(u.Nothing) != 0 || !slices.Equal(sorted(u.Already), sorted([]string{x.ID, mv.ID})) {
+	if err != nil || len(u.Conflicts) != 0 || len(u.Restored) != 0 || len(u.Nothing) != 0 || !slices.Equal(slices.Sorted(slices.Values(u.Already)), slices.Sorted(slices.Values([]string{x.ID, mv.ID}))) {
 		t.Errorf("undo again: %+v %v", u, err)
 	}
 	// b.md put back by hand: y is undone already too
@@ -315,12 +315,6 @@ func TestUndoAlreadyDone(t *testing.T) {
 	if u, err = g.Undo(UndoRequest{IDs: []string{w.ID}}); err != nil || len(u.Conflicts) != 1 || len(u.Already) != 0 {
 		t.Errorf("undo of a changed path: %+v %v", u, err)
 	}
-}
-
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
 }
 
 // TestUndoIDs: an id of a call that changed nothing says so; an id no one
