@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/vaultgate/vaultgate/vaultid"
 )
 
 //go:embed web
@@ -35,6 +37,12 @@ type Options struct {
 	// Config is the policy file named in the undo line the panel offers;
 	// "" leaves --config out.
 	Config string
+	// Scope says, on each request, whose lines the panel shows: its
+	// vault's (vaultid.Scope.Owns), never another's that shares the log;
+	// and whose calls' diffs. An error answers the request with one,
+	// never with every line. nil shows every line of the log (a log given
+	// without its config).
+	Scope func() (vaultid.Scope, error)
 	// Token is the bearer token every /api/ request must carry; New
 	// refuses an empty or short one.
 	Token string

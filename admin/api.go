@@ -41,13 +41,32 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) (*matcher, func()
 		httpError(w, http.StatusBadRequest, err.Error())
 		return nil, nil, false
 	}
+	m := compile(q)
+	if !s.scope(w, m) {
+		return nil, nil, false
+	}
 	s.ix.mu.Lock()
 	if err := s.ix.refresh(); err != nil {
 		s.ix.mu.Unlock()
 		httpError(w, http.StatusInternalServerError, "could not read the audit log")
 		return nil, nil, false
 	}
-	return compile(q), s.ix.mu.Unlock, true
+	return m, s.ix.mu.Unlock, true
+}
+
+// scope holds m to the panel's vault (Options.Scope); on an error it
+// answers the request and returns false.
+func (s *Server) scope(w http.ResponseWriter, m *matcher) bool {
+	if s.opt.Scope == nil {
+		return true
+	}
+	sc, err := s.opt.Scope()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "could not tell this vault's lines from another's")
+		return false
+	}
+	m.scope, m.scoped = sc, true
+	return true
 }
 
 func (s *Server) damaged() string {
@@ -85,7 +104,7 @@ func (s *Server) records(w http.ResponseWriter, r *http.Request) {
 	var picked []int
 	if first {
 		for i := range ix.entries {
-			if e := &ix.entries[i]; ix.match(m, &e.summary, ix.text(e)) {
+			if ix.matchEntry(m, &ix.entries[i]) {
 				page.Matched++
 				if len(picked) < limit {
 					picked = append(picked, i)
@@ -94,7 +113,7 @@ func (s *Server) records(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		for i := len(ix.entries) - 1; i >= 0; i-- {
-			if e := &ix.entries[i]; ix.match(m, &e.summary, ix.text(e)) {
+			if ix.matchEntry(m, &ix.entries[i]) {
 				page.Matched++
 				if len(picked) < limit {
 					picked = append(picked, i)
@@ -105,12 +124,12 @@ func (s *Server) records(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, i := range picked {
 		e := &ix.entries[i]
-		rec, err := ix.record(e)
+		c, err := ix.call(e)
 		if err != nil {
 			httpError(w, http.StatusInternalServerError, "could not read the audit log")
 			return
 		}
-		page.Records = append(page.Records, rowOf(rec, &e.summary))
+		page.Records = append(page.Records, rowOf(c, &e.summary))
 	}
 	writeJSON(w, page)
 }
@@ -162,32 +181,25 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 	var first, last int64
 	any := false
 	for i := range ix.entries {
+		// One entry is one call: the lines that continue it (exec's, the
+		// hook's after line) are its parts, counted with it (audit.Joiner),
+		// so these are audit stats' numbers.
 		e := &ix.entries[i]
-		if !ix.match(m, &e.summary, ix.text(e)) {
-			continue
-		}
-		// The hook's line after Claude Code ran a tool is part of its
-		// call: it counts only when it says the call failed.
-		if e.after && !e.failed {
+		if !ix.matchEntry(m, e) {
 			continue
 		}
 		cs := []*audit.Count{&st.Count, counts(st.ByTool, e.tool), counts(st.BySession, e.session), counts(st.ByAgent, e.agent)}
 		for _, c := range cs {
-			if !e.after {
-				c.Calls++
-				switch e.decision {
-				case decDeny:
-					c.Denies++
-				case decError, decOther:
-					c.Errors++
-				}
+			c.Calls++
+			switch e.decision {
+			case decDeny:
+				c.Denies++
+			case decError, decOther:
+				c.Errors++
 			}
 			if e.failed {
 				c.Failed++
 			}
-		}
-		if e.after {
-			continue
 		}
 		st.ByDecision[decisionName(e.decision)]++
 		if e.decision == decDeny {
@@ -261,6 +273,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := compile(q)
+	if !s.scope(w, m) {
+		return
+	}
 	var from int64
 	if v := r.URL.Query().Get("from"); v != "" {
 		if from, err = strconv.ParseInt(v, 10, 64); err != nil || from < 0 {
@@ -277,7 +292,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return // the headers say it all; a HEAD must not hang on a stream
 	}
 
-	var mu sync.Mutex // Follow's callback and the heartbeat both write
+	var mu sync.Mutex // the stream and the heartbeat both write
 	closed := false   // the handler has returned: w is not ours any more
 	send := func(chunk []byte) error {
 		mu.Lock()
@@ -319,18 +334,71 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
-	audit.Follow(ctx, s.opt.Log, from, func(rec audit.Record) error {
-		row, ok := s.ix.matchRecord(m, rec)
-		if !ok {
-			return nil
+	tick := time.NewTicker(streamPoll)
+	defer tick.Stop()
+	for next := from; ; {
+		chunk, err := s.streamChunk(m, &next)
+		if len(chunk) > 0 && send(chunk) != nil || err != nil {
+			return // the page reconnects from the last id it was sent
 		}
-		b, err := json.Marshal(row)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// streamPoll is how often the live stream looks for new lines.
+var streamPoll = 200 * time.Millisecond
+
+// streamChunk brings the index up to date and returns the events for its
+// lines from seq *next on, moving *next past them. The stream is the
+// index's, so its calls are the ones the records and the counts show: for
+// each line, in the log's order, the call it opened, or the call it
+// continues (exec's line, the hook's after line: audit.Joiner), sent again
+// whole, when that call passes m. An event's id is its line's seq, to
+// follow on from; its data is the call's Row, whose seq is the call's own
+// line's, so a call sent again replaces its row. *next 0 starts after the
+// log's last line.
+func (s *Server) streamChunk(m *matcher, next *int64) ([]byte, error) {
+	ix := s.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if err := ix.refresh(); err != nil {
+		return nil, err
+	}
+	if *next == 0 {
+		*next = ix.lastSeq + 1
+		return nil, nil
+	}
+	i := len(ix.entries)
+	for i > 0 && ix.entries[i-1].seq >= *next {
+		i--
+	}
+	var out []byte
+	for ; i < len(ix.entries); i++ {
+		e := &ix.entries[i]
+		*next = max(*next, e.seq+1)
+		ce := e
+		if e.part {
+			ce = &ix.entries[e.link[0]-1]
+		}
+		if !ix.matchEntry(m, ce) {
+			continue
+		}
+		c, err := ix.call(ce)
 		if err != nil {
-			return err
+			return out, err
 		}
-		// JSON has no raw newline, so the record is one data line.
-		return send(fmt.Appendf(nil, "id: %d\nevent: record\ndata: %s\n\n", rec.Seq, b))
-	})
+		b, err := json.Marshal(rowOf(c, &ce.summary))
+		if err != nil {
+			return out, err
+		}
+		// JSON has no raw newline, so the call is one data line.
+		out = fmt.Appendf(out, "id: %d\nevent: record\ndata: %s\n\n", e.seq, b)
+	}
+	return out, nil
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

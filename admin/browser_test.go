@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -15,12 +16,10 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/server"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 const (
@@ -78,26 +77,17 @@ func newGateVault(t *testing.T, log string) *gateVault {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rfs, err := tools.OpenNoFollowFs(cfg.Vault)
+	// Opened as `vaultgate serve` opens it: the audit log, the history.
+	g, err := server.OpenServer(cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rfs.Close() })
-	w, err := audit.Open(cfg.AuditPath, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	hist, err := history.Open(history.Dir(cfg.StateDir), rfs, history.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hist.Close() })
+	t.Cleanup(func() { g.Close() })
 	p := cfg.Policy(config.DefaultAgent)
 	return &gateVault{
 		config:  cfgPath,
-		history: hist.Dir(),
-		gate:    server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, server.Options{Audit: w, History: hist}),
+		history: history.Dir(cfg.StateDir),
+		gate:    g,
 		caller:  server.Caller{Via: server.ViaStdio, Policy: p, Session: &policy.Session{ID: "claude-7f3a", Agent: p.Name, State: policy.NewState()}},
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"regexp"
+	"strconv"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/vaultgate/vaultgate/history"
 )
@@ -76,11 +78,24 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "could not read the history")
 		return
 	}
+	if s.opt.Scope != nil {
+		sc, err := s.opt.Scope()
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, "could not tell this vault's changes from another's")
+			return
+		}
+		for _, e := range entries {
+			if err := sc.Check(id, e.Vault, "vaultgate admin"); err != nil {
+				httpError(w, http.StatusNotFound, err.Error())
+				return
+			}
+		}
+	}
 	page := ChangesPage{ID: id, Undo: s.undoLine(id), Changes: make([]PathChange, 0, len(entries))}
 	budget := maxDiffText
 	diffs, errs := store.EntryDiffs(entries)
 	for i, e := range entries {
-		c := PathChange{Path: e.Path, From: e.From, To: e.To, Op: e.Op, State: e.State,
+		c := PathChange{Path: e.Path, From: e.From, To: e.To, Op: string(e.Op), State: e.State,
 			Before: sizeInfo(e.Before), After: sizeInfo(e.After)}
 		text := diffs[i]
 		if errs[i] != nil {
@@ -122,13 +137,12 @@ func (s *Server) undoLine(id string) string {
 	return line + shellQuote(id)
 }
 
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9._/:@%+=,-]+$`)
-
-// shellQuote leaves a plain word alone and puts anything else in single
-// quotes, so that a pasted line runs what it shows.
+// shellQuote is s as one word to paste into bash: the shell parser's own
+// quoting, which leaves a plain word alone.
 func shellQuote(s string) string {
-	if shellSafe.MatchString(s) {
-		return s
+	q, err := syntax.Quote(s, syntax.LangBash)
+	if err != nil {
+		return strconv.Quote(s) // a NUL or broken UTF-8: shown, not pasteable
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return q
 }

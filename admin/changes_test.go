@@ -51,7 +51,7 @@ func (h *testHistory) change(t *testing.T, id, rel string, before *string, body 
 			t.Fatal(err)
 		}
 	}
-	c, err := h.store.Begin(id, history.Meta{Session: "s1", Tool: "write"}, []history.Target{{Op: op, Path: rel}})
+	c, err := h.store.Begin(id, history.Meta{Session: "s1", Tool: "write"}, []history.Target{{Op: history.Op(op), Path: rel}})
 	if err != nil {
 		t.Fatal(err)
 	}

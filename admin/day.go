@@ -17,16 +17,9 @@ type Counts struct {
 	Look    int `json:"look"`   // need a look, for any reason
 }
 
+// add counts one call in: its entry, whose parts (exec's line, the
+// hook's after line) are in its summary already.
 func (c *Counts) add(e *entry) {
-	// The hook's line after Claude Code ran a tool is part of its call:
-	// it counts only when it says the call failed.
-	if e.after {
-		if e.failed {
-			c.Failed++
-			c.Look++
-		}
-		return
-	}
 	c.Calls++
 	if e.changes > 0 {
 		c.Changes++
@@ -100,7 +93,7 @@ func (s *Server) day(w http.ResponseWriter, r *http.Request) {
 	sessions := map[uint32]*sess{}
 	for i := range ix.entries {
 		e := &ix.entries[i]
-		if !ix.match(m, &e.summary, ix.text(e)) {
+		if !ix.matchEntry(m, e) {
 			continue
 		}
 		page.Counts.add(e)

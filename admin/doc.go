@@ -1,8 +1,8 @@
 // Package admin serves vaultgate's read-only audit panel: one web page,
 // embedded in the binary, made for a person reading their agent's day.
 // It opens on today's counts, per agent and per session, and the day's
-// calls, live as they are appended (server-sent events fed by
-// audit.Follow), with what needs a look (Look) marked and filterable,
+// calls, live as they are appended (server-sent events read from the
+// index), with what needs a look (Look) marked and filterable,
 // free-text search and filters kept in the page's URL (Query), one call's
 // full record with its diff from the history, and counts over time, by
 // tool and by rule.
@@ -17,6 +17,13 @@
 // The index is kept between starts in the state folder (persist.go,
 // Options.Index), checked against the log before it is taken, so that a
 // restart reads only what was appended.
+//
+// A row is a call, not a line: the index feeds every line, in order, to
+// an audit.Joiner, as audit tail and audit stats do, and a line that
+// continues a call (the exec that ran the hook's Bash, the hook's after
+// line) becomes a part of that call's entry, linked to it; the call's
+// entry is derived again from all its lines. So the panel's counts are
+// audit stats' on the same log.
 //
 // # Authentication
 //

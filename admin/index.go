@@ -98,16 +98,25 @@ const (
 type summary struct {
 	ms, seq                               int64  // unix milliseconds; seq
 	session, agent, via, tool, rule, path uint32 // interned; path: the first path it changed
+	vault                                 uint32 // interned: the vault the line names ("" none)
 	changes                               uint16 // how many paths it changed (at most 65535)
 	look                                  Look
 	decision                              uint8
 	failed                                bool // allowed, then failed
 	after                                 bool // the hook's line after Claude Code ran the tool
+	// part: the line continues a call whose line came before it (exec's,
+	// or the hook's after line; audit.Joiner): it is part of that call's
+	// entry, never a call of its own.
+	part bool
 }
 
 // entry is one line of the log in the index.
 type entry struct {
 	summary
+	// link joins an entry to the other lines of its call, as index+1 in
+	// index.entries (0: none): a call's entry names its exec line and its
+	// after line; a part's, in link[0], its call's entry.
+	link          [2]int32
 	file          int32 // in index.files
 	n             int32 // the line's length, without its newline
 	off           int64 // where it starts in its file
@@ -150,8 +159,10 @@ func (in *interner) name(id uint32) string {
 type parsed struct {
 	sum                                   summary
 	session, agent, via, tool, rule, path string
+	vault                                 string
 	text                                  []byte
 	bad                                   error
+	rec                                   audit.Record // the line, as scanLine read it: for the join, in order
 }
 
 func changesOp(op string) bool {
@@ -162,10 +173,17 @@ func changesOp(op string) bool {
 	return false
 }
 
-// derive works out what the index keeps of r: needs-a-look reasons, the
-// paths it changed, its text for search.
-func derive(r *audit.Record) parsed {
-	p := parsed{session: r.Session, agent: r.Agent, via: r.Via, tool: r.Tool, rule: r.Rule}
+// derive works out what the index keeps of r read on its own.
+func derive(r *audit.Record) parsed { return deriveCall(&audit.Call{Record: *r}) }
+
+// deriveCall works out what the index keeps of a call: needs-a-look
+// reasons, the paths it changed, its text for search. Its names and its
+// decision are its own line's; whether it failed is audit.Call.Failed;
+// what it changed is what the line that ran it (exec's, for Claude Code's
+// Bash) says; the rest is any line's.
+func deriveCall(c *audit.Call) parsed {
+	r := &c.Record
+	p := parsed{session: r.Session, agent: r.Agent, via: string(r.Via), tool: r.Tool, rule: r.Rule, vault: r.Vault}
 	s := &p.sum
 	s.ms, s.seq = r.Time.UnixMilli(), r.Seq
 	s.after = r.Event != ""
@@ -182,12 +200,15 @@ func derive(r *audit.Record) parsed {
 		s.decision = decOther
 		s.look |= LookFailed
 	}
-	if r.Failed() {
+	if c.Failed() {
 		s.failed = true
 		s.look |= LookFailed
 	}
-	if r.Rule != "" && s.decision != decDeny {
-		s.look |= LookRule // a deny names its rule anyway
+	lines := c.Lines()
+	for _, l := range lines {
+		if l.Rule != "" && l.Decision != "deny" {
+			s.look |= LookRule // a deny names its rule anyway
+		}
 	}
 	var text bytes.Buffer
 	add := func(v string) {
@@ -218,33 +239,46 @@ func derive(r *audit.Record) parsed {
 			}
 		}
 	}
-	for _, e := range r.Effects {
-		add(e.Path)
-		if len(r.Real) == 0 {
-			note(e.Op, e.Path)
-		} else if e.Op == "delete" {
-			s.look |= LookDelete
+	run := c.Ran()
+	for _, l := range lines {
+		ran := l == run
+		for _, e := range l.Effects {
+			add(e.Path)
+			if e.Op == "delete" {
+				s.look |= LookDelete
+			}
+			if ran && len(l.Real) == 0 {
+				note(e.Op, e.Path)
+			}
 		}
-	}
-	for _, e := range r.Real {
-		add(e.Path)
-		add(e.From)
-		if e.Unpredicted {
-			s.look |= LookUnpredicted
-		}
-		if !e.Refused {
-			note(e.Op, e.Path)
+		for _, e := range l.Real {
+			add(e.Path)
+			add(e.From)
+			if e.Unpredicted {
+				s.look |= LookUnpredicted
+			}
+			if e.Refused {
+				continue
+			}
+			if e.Op == "delete" {
+				s.look |= LookDelete
+			}
+			if ran {
+				note(e.Op, e.Path)
+			}
 		}
 	}
 	s.changes = uint16(min(len(changed), 65535))
 	if len(changed) >= ManyFiles || subtree {
 		s.look |= LookMany
 	}
-	add(r.Command())
-	argText(r.Args, add, 0)
-	add(r.Rule)
-	add(r.Reason)
-	add(r.Error)
+	for _, l := range lines {
+		add(l.Command())
+		argText(l.Args, add, 0)
+		add(l.Rule)
+		add(l.Reason)
+		add(l.Error)
+	}
 	p.text = text.Bytes()
 	return p
 }
@@ -299,6 +333,10 @@ type index struct {
 	strs    interner
 	damaged error // the first line that is not a record
 	lastSeq int64
+	// join joins each line to the call it continues, as every reader of
+	// the log joins them (audit.Joiner), so the panel's calls are audit
+	// stats' calls.
+	join audit.Joiner
 
 	scanned int64 // bytes of the log read into the index, since it was loaded or last started over
 	savedAt int64 // scanned when the index file was last written
@@ -317,6 +355,7 @@ func (ix *index) reset() {
 	}
 	ix.files, ix.entries, ix.arena, ix.strs = nil, nil, nil, interner{}
 	ix.damaged, ix.lastSeq, ix.scanned, ix.savedAt, ix.stale = nil, 0, 0, -1, false
+	ix.join = audit.Joiner{}
 }
 
 func newIndex(path string) *index { return &index{path: path} }
@@ -456,6 +495,7 @@ func (ix *index) addLines(f *idxFile, fileNo int32, chunk []byte) {
 					continue
 				}
 				out[k] = derive(&r)
+				out[k].rec = r
 			}
 		})
 	}
@@ -481,11 +521,124 @@ func (ix *index) add(p parsed, fileNo int32, off int64, line []byte) {
 	e := entry{summary: p.sum, file: fileNo, off: off, n: int32(len(line)), sum: crc32.Checksum(line, crcTable)}
 	e.session, e.agent, e.via = ix.strs.id(p.session), ix.strs.id(p.agent), ix.strs.id(p.via)
 	e.tool, e.rule, e.path = ix.strs.id(p.tool), ix.strs.id(p.rule), ix.strs.id(p.path)
+	e.vault = ix.strs.id(p.vault)
 	e.text = uint32(len(ix.arena))
 	ix.arena = append(ix.arena, p.text...)
 	e.textEnd = uint32(len(ix.arena))
 	ix.entries = append(ix.entries, e)
 	ix.lastSeq = max(ix.lastSeq, e.seq)
+	ix.joinLast(p.rec)
+}
+
+// joinLast joins the entry just added, whose line is r, to the call it
+// continues, if any (audit.Joiner): the entry becomes a part of the
+// call's entry, and the call's summary is derived again from all its
+// lines. The caller holds mu.
+func (ix *index) joinLast(r audit.Record) {
+	c, part := ix.join.Add(r)
+	if part == audit.PartCall {
+		return
+	}
+	i := len(ix.entries) - 1
+	k := ix.callEntry(c.Seq, i)
+	if k < 0 {
+		return // never: the call's line was indexed, within the window
+	}
+	e := &ix.entries[i]
+	e.part, e.link = true, [2]int32{int32(k + 1), 0}
+	ce := &ix.entries[k]
+	if part == audit.PartExec {
+		ce.link[0] = int32(i + 1)
+	} else {
+		ce.link[1] = int32(i + 1)
+	}
+	q := deriveCall(c)
+	ce.look, ce.changes, ce.failed, ce.path = q.sum.look, q.sum.changes, q.sum.failed, ix.strs.id(q.path)
+}
+
+// callEntry finds, back from entry i, the entry of the call whose own
+// line has seq: within audit.JoinWindow entries, since every line the
+// Joiner saw is one.
+func (ix *index) callEntry(seq int64, i int) int {
+	for k := i - 1; k >= 0 && k >= i-audit.JoinWindow-1; k-- {
+		if e := &ix.entries[k]; e.seq == seq && !e.part {
+			return k
+		}
+	}
+	return -1
+}
+
+// rejoin makes the Joiner what it was when the kept index was written,
+// feeding it the lines that calls may still be waiting for parts from:
+// the last audit.JoinWindow. The caller holds mu; on an error the kept
+// index is not to be taken.
+func (ix *index) rejoin() error {
+	ix.join = audit.Joiner{}
+	for i := max(0, len(ix.entries)-audit.JoinWindow); i < len(ix.entries); i++ {
+		e := &ix.entries[i]
+		buf := make([]byte, e.n)
+		if _, err := ix.files[e.file].f.ReadAt(buf, e.off); err != nil {
+			return fmt.Errorf("admin: read %s: %w", ix.files[e.file].name, err)
+		}
+		if crc32.Checksum(buf, crcTable) != e.sum {
+			return fmt.Errorf("admin: %s changed since the index was kept", ix.files[e.file].name)
+		}
+		r, err := scanLine(buf)
+		if err != nil {
+			return fmt.Errorf("admin: %s: %w", ix.files[e.file].name, err)
+		}
+		ix.join.Add(r)
+	}
+	return nil
+}
+
+// call reads a call's lines back: its entry's, and its parts'. The
+// caller holds mu.
+func (ix *index) call(e *entry) (audit.Call, error) {
+	r, err := ix.record(e)
+	c := audit.Call{Record: r}
+	if err != nil {
+		return c, err
+	}
+	for k, l := range e.link {
+		if l == 0 || e.part {
+			continue
+		}
+		p, err := ix.record(&ix.entries[l-1])
+		if err != nil {
+			return c, err
+		}
+		if k == 0 {
+			c.Exec = &p
+		} else {
+			c.After = &p
+		}
+	}
+	return c, nil
+}
+
+// callTexts are the searchable texts of a call's lines. The caller holds
+// mu.
+func (ix *index) callTexts(e *entry) (t [3][]byte) {
+	t[0] = ix.text(e)
+	if !e.part {
+		for k, l := range e.link {
+			if l != 0 {
+				t[k+1] = ix.text(&ix.entries[l-1])
+			}
+		}
+	}
+	return t
+}
+
+// matchEntry reports whether the call of entry e passes m; a part never
+// does (its call's entry answers for it). The caller holds mu.
+func (ix *index) matchEntry(m *matcher, e *entry) bool {
+	if e.part {
+		return false
+	}
+	t := ix.callTexts(e)
+	return ix.match(m, &e.summary, t[:]...)
 }
 
 // record reads one entry's line back. The caller holds mu.
@@ -507,24 +660,28 @@ func (ix *index) record(e *entry) (audit.Record, error) {
 // only its full view shows (the output, the wall, the sizes of what bash
 // changed), and with only the arguments that hold a path or a command.
 type slimLine struct {
-	Time     time.Time `json:"time"`
-	Session  string    `json:"session"`
-	Agent    string    `json:"agent"`
-	Via      string    `json:"via"`
-	Event    string    `json:"event"`
-	Tool     string    `json:"tool"`
-	Args     slimArgs  `json:"args"`
-	Effects  []audit.Effect
-	Real     []slimReal
-	Decision string `json:"decision"`
-	Rule     string `json:"rule"`
-	Reason   string `json:"reason"`
-	Outcome  string `json:"outcome"`
-	Error    string `json:"error"`
-	ExitCode *int   `json:"exit_code"`
-	TimedOut bool   `json:"timed_out"`
-	Signal   int    `json:"signal"`
-	Seq      int64  `json:"seq"`
+	Time      time.Time `json:"time"`
+	ID        string    `json:"id"`
+	ToolUseID string    `json:"tool_use_id"`
+	Continues string    `json:"continues"`
+	Vault     string    `json:"vault"`
+	Session   string    `json:"session"`
+	Agent     string    `json:"agent"`
+	Via       audit.Via `json:"via"`
+	Event     string    `json:"event"`
+	Tool      string    `json:"tool"`
+	Args      slimArgs  `json:"args"`
+	Effects   []audit.Effect
+	Real      []slimReal
+	Decision  audit.Decision `json:"decision"`
+	Rule      string         `json:"rule"`
+	Reason    string         `json:"reason"`
+	Outcome   audit.Outcome  `json:"outcome"`
+	Error     string         `json:"error"`
+	ExitCode  *int           `json:"exit_code"`
+	TimedOut  bool           `json:"timed_out"`
+	Signal    int            `json:"signal"`
+	Seq       int64          `json:"seq"`
 }
 
 type slimReal struct {
@@ -549,7 +706,7 @@ type slimArgs struct {
 }
 
 func (l *slimLine) record() audit.Record {
-	r := audit.Record{Time: l.Time, Session: l.Session, Agent: l.Agent, Via: l.Via, Event: l.Event, Tool: l.Tool,
+	r := audit.Record{Time: l.Time, ID: l.ID, ToolUseID: l.ToolUseID, Continues: l.Continues, Vault: l.Vault, Session: l.Session, Agent: l.Agent, Via: l.Via, Event: l.Event, Tool: l.Tool,
 		Effects: l.Effects, Decision: l.Decision, Rule: l.Rule, Reason: l.Reason, Outcome: l.Outcome, Error: l.Error,
 		ExitCode: l.ExitCode, TimedOut: l.TimedOut, Signal: l.Signal, Seq: l.Seq, Args: map[string]any{}}
 	for _, e := range l.Real {

@@ -113,18 +113,18 @@ func TestLookAndFilters(t *testing.T) {
 		"?decision=error":           "10",
 		"?tool=bash":                "4,5,6,7,11",
 		"?tool=BASH&via=hook":       "7",
-		"?agent=claude":             "7,8,9",
+		"?agent=claude":             "7,8", // the Write's after line is part of its call
 		"?q=план":                   "3,11",
 		"?q=ПЛАН":                   "3,11",
 		"?q=plan.md":                "1,2",
 		"?q=curl+network":           "7",
-		"?q=%3Cimg":                 "8,9",
+		"?q=%3Cimg":                 "8",
 		"?q=sleep":                  "4",
 		"?q=frob":                   "10",
 		"?path=notes/plan.md":       "1,2",
-		"?session=cc-2&order=first": "7,8,9",
+		"?session=cc-2&order=first": "7,8",
 		"?session=nobody":           "",
-		"?since=today":              "1,2,3,4,5,6,7,8,9,10,11",
+		"?since=today":              "1,2,3,4,5,6,7,8,10,11",
 		"?until=today":              "",
 	} {
 		if got := seqs(q); got != want {
@@ -138,7 +138,7 @@ func TestLookAndFilters(t *testing.T) {
 	if r := p.Records[1]; strings.Join(r.Look, ",") != "failed,unpredicted,rule" || r.FailedWhy != "exit code 0, none of its changes were applied" {
 		t.Errorf("the refused bash call's row: %+v", r)
 	}
-	if p := page("?limit=2"); p.Matched != 11 || len(p.Records) != 2 || p.Records[1].Seq != 11 {
+	if p := page("?limit=2"); p.Matched != 10 || len(p.Records) != 2 || p.Records[1].Seq != 11 {
 		t.Errorf("limit 2: matched %d, %d records", p.Matched, len(p.Records))
 	}
 	for _, q := range []string{"?look=bad", "?decision=maybe", "?until=soon", "?order=random"} {

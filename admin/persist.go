@@ -38,7 +38,7 @@ func IndexFile(stateDir, logPath string) string {
 	return filepath.Join(stateDir, "panel", "index-"+hex.EncodeToString(sum[:8]))
 }
 
-const indexMagic = "VGPANIX1"
+const indexMagic = "VGPANIX3" // 2: each entry names its vault; 3: and the lines of its call
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -188,19 +188,31 @@ func (ix *index) encodeIndex() ([]byte, error) {
 		x := &ix.entries[k]
 		e.i(x.ms - prev.ms)
 		e.i(x.seq - prev.seq)
-		for _, id := range [...]uint32{x.session, x.agent, x.via, x.tool, x.rule, x.path} {
+		for _, id := range [...]uint32{x.session, x.agent, x.via, x.tool, x.rule, x.path, x.vault} {
 			e.u(uint64(id))
 		}
 		e.u(uint64(x.changes))
 		e.u(uint64(x.look))
-		flags := uint64(x.decision) << 2
+		flags := uint64(x.decision) << 3
 		if x.failed {
 			flags |= 1
 		}
 		if x.after {
 			flags |= 2
 		}
+		if x.part {
+			flags |= 4
+		}
 		e.u(flags)
+		// The lines of its call, as distances: a part's back to its
+		// call's entry, a call's on to its parts.
+		for _, l := range x.link {
+			if l == 0 {
+				e.u(0)
+			} else {
+				e.u(uint64(max(int(l-1)-k, k-int(l-1))))
+			}
+		}
 		e.u(uint64(x.file))
 		e.u(uint64(x.n))
 		e.i(x.off - prev.off)
@@ -286,7 +298,7 @@ func decodeIndex(b []byte, logPath string) (*stored, error) {
 	for range ne {
 		var x entry
 		x.ms, x.seq = prev.ms+d.i(), prev.seq+d.i()
-		ids := [6]uint32{}
+		ids := [7]uint32{}
 		for k := range ids {
 			v := d.u()
 			if v >= uint64(len(s.names)) {
@@ -294,10 +306,25 @@ func decodeIndex(b []byte, logPath string) (*stored, error) {
 			}
 			ids[k] = uint32(v)
 		}
-		x.session, x.agent, x.via, x.tool, x.rule, x.path = ids[0], ids[1], ids[2], ids[3], ids[4], ids[5]
+		x.session, x.agent, x.via, x.tool, x.rule, x.path, x.vault = ids[0], ids[1], ids[2], ids[3], ids[4], ids[5], ids[6]
 		x.changes, x.look = uint16(d.u()), Look(d.u())
 		flags := d.u()
-		x.failed, x.after, x.decision = flags&1 != 0, flags&2 != 0, uint8(flags>>2)
+		x.failed, x.after, x.part, x.decision = flags&1 != 0, flags&2 != 0, flags&4 != 0, uint8(flags>>3)
+		k := len(s.entries)
+		for i := range x.link {
+			dist := d.u()
+			if dist == 0 {
+				continue
+			}
+			to := int64(k) + int64(dist)
+			if x.part {
+				to = int64(k) - int64(dist)
+			}
+			if dist > ne || to < 0 || to >= int64(ne) || x.part && i > 0 {
+				return nil, errors.New("index file malformed: a call's line out of range")
+			}
+			x.link[i] = int32(to + 1)
+		}
 		x.file, x.n = int32(d.u()), int32(d.u())
 		x.off = prev.off + d.i()
 		x.text = text
@@ -367,7 +394,9 @@ func (ix *index) load(file string) error {
 	if s.damaged != "" {
 		ix.damaged = errors.New(s.damaged)
 	}
-	return nil
+	// The calls still waiting for a line are not kept: the last lines
+	// are read again to know them (the caller resets on an error).
+	return ix.rejoin()
 }
 
 // openMarked opens the file a mark describes and checks it is still what

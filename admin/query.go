@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/vaultid"
 )
 
 // Query is the panel's filter, as the page's URL keeps it: every field
@@ -51,7 +52,11 @@ func ParseQuery(v url.Values, now time.Time) (Query, error) {
 
 // matcher is a Query made ready to run over entries.
 type matcher struct {
-	q                  Query
+	q Query
+	// scope, when scoped, is the vault whose lines alone pass
+	// (Options.Scope): never a line of another vault.
+	scope              vaultid.Scope
+	scoped             bool
 	words              [][]byte
 	path               []byte
 	since, until       int64
@@ -78,11 +83,16 @@ func compile(q Query) *matcher {
 	return m
 }
 
-// match reports whether an entry, whose searchable text is text, passes.
-// The caller holds ix.mu.
-func (ix *index) match(m *matcher, e *summary, text []byte) bool {
+// match reports whether a call, whose summary is e and whose lines'
+// searchable texts are texts, passes: every word in one of them. A part of
+// a call never does. The caller holds ix.mu.
+func (ix *index) match(m *matcher, e *summary, texts ...[]byte) bool {
 	q := &m.q
 	switch {
+	case e.part:
+		return false
+	case m.scoped && !m.scope.Owns(ix.strs.name(e.vault)):
+		return false
 	case m.hasSince && e.ms < m.since, m.hasUntil && e.ms >= m.until:
 		return false
 	case m.q.Look != 0 && e.look&m.q.Look == 0:
@@ -113,23 +123,35 @@ func (ix *index) match(m *matcher, e *summary, text []byte) bool {
 			return false
 		}
 	}
-	if m.path != nil && !bytes.Contains(text, m.path) {
+	if m.path != nil && !anyContains(texts, m.path) {
 		return false
 	}
 	for _, w := range m.words {
-		if !bytes.Contains(text, w) {
+		if !anyContains(texts, w) {
 			return false
 		}
 	}
 	return true
 }
 
+func anyContains(texts [][]byte, w []byte) bool {
+	for _, t := range texts {
+		if bytes.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
+
 func (ix *index) text(e *entry) []byte { return ix.arena[e.text:e.textEnd] }
 
-// Row is a record as the panel sends it: the line's fields, and what the
-// panel worked out of it.
+// Row is a call as the panel sends it: its line's fields (the judgement),
+// under "exec" the line of the vaultgate exec that ran it (the run and
+// what it really changed) and under "after" the hook's line after Claude
+// Code ran it, when the call has them (audit.Call); and what the panel
+// worked out of them all.
 type Row struct {
-	audit.Record
+	audit.Call
 	// Look names why the call needs a look: deny, failed, unpredicted,
 	// many, delete, rule.
 	Look []string `json:"look,omitempty"`
@@ -139,21 +161,6 @@ type Row struct {
 	Changes int `json:"changes,omitempty"`
 }
 
-func rowOf(r audit.Record, s *summary) Row {
-	return Row{Record: r, Look: s.look.Names(), FailedWhy: r.FailedWhy(), Changes: int(s.changes)}
-}
-
-// matchRecord matches a record that is not in the index yet (the live
-// stream's), in the same terms.
-func (ix *index) matchRecord(m *matcher, r audit.Record) (Row, bool) {
-	p := derive(&r)
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	s := p.sum
-	s.session, s.agent, s.via = ix.strs.id(p.session), ix.strs.id(p.agent), ix.strs.id(p.via)
-	s.tool, s.rule = ix.strs.id(p.tool), ix.strs.id(p.rule)
-	if !ix.match(m, &s, p.text) {
-		return Row{}, false
-	}
-	return rowOf(r, &s), true
+func rowOf(c audit.Call, s *summary) Row {
+	return Row{Call: c, Look: s.look.Names(), FailedWhy: c.FailedWhy(), Changes: int(s.changes)}
 }

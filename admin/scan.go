@@ -198,6 +198,14 @@ func (l *lexer) strTo(dst *string) bool {
 	return ok
 }
 
+// wordTo is strTo for one of the audit log's typed words.
+func wordTo[W ~string](l *lexer, dst *W) bool {
+	var s string
+	ok := l.strTo(&s)
+	*dst = W(s)
+	return ok
+}
+
 func (l *lexer) topField(r *audit.Record, key string) bool {
 	switch key {
 	case "time":
@@ -208,26 +216,32 @@ func (l *lexer) topField(r *audit.Record, key string) bool {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		r.Time = t
 		return err == nil
+	case "vault":
+		return l.strTo(&r.Vault)
 	case "session":
 		return l.strTo(&r.Session)
 	case "agent":
 		return l.strTo(&r.Agent)
 	case "via":
-		return l.strTo(&r.Via)
+		return wordTo(l, &r.Via)
 	case "event":
 		return l.strTo(&r.Event)
 	case "tool_use_id":
 		return l.strTo(&r.ToolUseID)
+	case "id": // with continues, tool_use_id and session: what the join reads
+		return l.strTo(&r.ID)
+	case "continues":
+		return l.strTo(&r.Continues)
 	case "tool":
 		return l.strTo(&r.Tool)
 	case "decision":
-		return l.strTo(&r.Decision)
+		return wordTo(l, &r.Decision)
 	case "rule":
 		return l.strTo(&r.Rule)
 	case "reason":
 		return l.strTo(&r.Reason)
 	case "outcome":
-		return l.strTo(&r.Outcome)
+		return wordTo(l, &r.Outcome)
 	case "error":
 		return l.strTo(&r.Error)
 	case "seq":

@@ -2,8 +2,11 @@ package agentrun
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Under `run --claude`, Claude Code's built-ins that touch files are
@@ -44,9 +47,17 @@ func claudeSettings(exe, lang, server string) ([]byte, error) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	words := []string{exe, "connect", HookArg, "--lang", lang, "--server", server}
+	for i, w := range words {
+		q, err := syntax.Quote(w, syntax.LangBash)
+		if err != nil {
+			return nil, fmt.Errorf("the hook's command: %w", err)
+		}
+		words[i] = q
+	}
 	hook := map[string]any{
 		"type":    "command",
-		"command": shellQuote(exe) + " connect " + HookArg + " --lang " + lang + " --server " + shellQuote(server) + " || exit 2",
+		"command": strings.Join(words, " ") + " || exit 2",
 	}
 	s := map[string]any{
 		"hooks": map[string]any{
@@ -82,10 +93,3 @@ const (
 	TokenFileEnv = "VAULTGATE_TOKEN_FILE"
 	MCPConfigEnv = "VAULTGATE_MCP_CONFIG"
 )
-
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}

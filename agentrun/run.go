@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/vaultgate/vaultgate/config"
-	"github.com/vaultgate/vaultgate/rules"
+	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/server"
 )
@@ -181,15 +181,15 @@ func Run(ctx context.Context, o Options) (int, error) {
 		ln.Close()
 		return 0, fail("server", "%v", err)
 	}
-	gate, closeGate, err := server.Open(cfg, server.OpenOptions{WallHelper: o.Helper, HelperAhead: true, StartUp: true, Log: logw,
-		Agents: []string{pol.Name}, Rules: rules.Chain})
+	gate, err := server.OpenServer(cfg, logw)
 	if err != nil {
 		ln.Close()
 		return 0, fail("server", "%v", err)
 	}
-	defer closeGate()
+	defer gate.Close()
 	runID := newRunID()
-	gw := &gateway{ln: ln, gate: gate, policy: pol, runID: runID, token: token, uid: os.Geteuid(), errLog: errLog, conns: map[net.Conn]bool{}}
+	session := &policy.Session{ID: "run-" + runID, Agent: pol.Name, State: policy.NewState()}
+	gw := &gateway{ln: ln, gate: gate, policy: pol, runID: runID, session: session, token: token, uid: os.Geteuid(), errLog: errLog, conns: map[net.Conn]bool{}}
 	if u != nil {
 		gw.uid = u.UID
 	}

@@ -48,9 +48,11 @@ type gateway struct {
 	gate   *server.Gate
 	policy *config.Policy
 	runID  string
-	token  string
-	uid    int // the only peer uid let in
-	errLog *log.Logger
+	// session is the run's: one across all its connections.
+	session *policy.Session
+	token   string
+	uid     int // the only peer uid let in
+	errLog  *log.Logger
 
 	mu    sync.Mutex
 	conns map[net.Conn]bool
@@ -136,8 +138,9 @@ func (g *gateway) conn(ctx context.Context, c *net.UnixConn, n int) {
 	}
 	// What the limit reader buffered past the token belongs to MCP.
 	in := io.MultiReader(r, c)
-	session := &policy.Session{ID: fmt.Sprintf("run-%s-%d", g.runID, n), Agent: g.policy.Name, State: policy.NewState()}
-	caller := server.Caller{Via: server.ViaRun, Run: g.runID, Session: session, Policy: g.policy}
+	// Every connection of the run is the run's one session: an agent that
+	// reconnects is counted on, not afresh.
+	caller := server.Caller{Via: server.ViaRun, Run: g.runID, Session: g.session, Policy: g.policy}
 	if err := transport.ServeStream(ctx, g.gate, caller, bufio.NewReader(in), c, g.errLog); err != nil && ctx.Err() == nil && g.errLog != nil {
 		g.errLog.Printf("run %s: connection %d: %v", g.runID, n, err)
 	}

@@ -27,13 +27,13 @@ func TestRoundTrip(t *testing.T) {
 			Decision: "allow", Outcome: "ok", DurationMS: 1.25,
 		},
 		{
-			Time: time.Date(2026, 3, 1, 12, 0, 1, 0, time.FixedZone("MSK", 3*3600)), ID: "id-2", Session: "s1", Agent: "default", Via: "hook",
+			Time: time.Date(2026, 3, 1, 12, 0, 1, 0, time.FixedZone("MSK", 3*3600)), ID: "id-2", Vault: "0123456789abcdef", Session: "s1", Agent: "default", Via: "hook",
 			Tool: "delete", Args: map[string]any{"path": "мета/план.md"},
 			Effects:  []Effect{{Op: "delete", Path: "мета/план.md", Zone: "protected"}},
 			Decision: "deny", Rule: "zones", Reason: `delete "мета/план.md": zone protected (read only). <b>&</b>`,
 		},
 		{
-			Time: time.Date(2026, 3, 1, 12, 0, 2, 0, time.UTC), ID: "id-3", Session: "s2", Agent: "ops", Via: "http",
+			Time: time.Date(2026, 3, 1, 12, 0, 2, 0, time.UTC), ID: "id-3", Session: "s2", Agent: "ops", Via: "exec", Continues: "id-2",
 			Tool: "bash", Args: map[string]any{"command": "false"}, Decision: "allow", Outcome: "failed",
 			Error: "exit status 1", ExitCode: &code, Wall: []string{"mount", "landlock"}, DurationMS: 12,
 		},
@@ -391,6 +391,45 @@ func TestEvent(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, []string{"", "", EventAfter, "toolu_01"}) {
 		t.Errorf("events read back: %q", got)
+	}
+	if r, err := Verify(path); err != nil || !r.OK {
+		t.Errorf("verify: %+v %v", r, err)
+	}
+}
+
+// TestVault: a line names its vault right after its id; a line without
+// one has no such key, so lines written before vaults were named verify
+// unchanged beside the new ones.
+func TestVault(t *testing.T) {
+	path := testPath(t)
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []Record{
+		{ID: "old", Via: "stdio", Tool: "write", Decision: "allow"},
+		{ID: "new", Vault: "0123456789abcdef", Via: "stdio", Tool: "write", Decision: "allow"},
+	} {
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], `"vault"`) ||
+		!strings.Contains(lines[1], `"id":"new","vault":"0123456789abcdef","session":""`) {
+		t.Fatalf("lines:\n%s", data)
+	}
+	var got []string
+	if err := Read(path, func(r Record) error { got = append(got, r.ID, r.Vault); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, []string{"old", "", "new", "0123456789abcdef"}) {
+		t.Errorf("vaults read back: %q", got)
 	}
 	if r, err := Verify(path); err != nil || !r.OK {
 		t.Errorf("verify: %+v %v", r, err)

@@ -42,6 +42,15 @@
 // the call (fail closed). Write returns once write(2) has put the line in the
 // kernel; Options.Sync adds an fsync per line for power cuts.
 //
+// # Calls
+//
+// One call of the agent can leave more than one line: Claude Code's Bash
+// leaves the hook's judgement, the line of the vaultgate exec that ran it
+// (whose Continues names the hook's line) and the hook's line after it
+// ran. The log keeps the lines as written; a [Joiner] joins them into one
+// [Call] where they are read, and every reader that shows or counts calls
+// reads through it ([ReadCalls], [SummariseFile], [Filter.MatchCall]).
+//
 // Text from the log is agent-chosen: print it through [EscapeControl] so a
 // file name cannot repaint a terminal.
 package audit

@@ -55,9 +55,12 @@ func encodeBody(r *Record) ([]byte, error) {
 	e.buf = r.Time.AppendFormat(e.buf, time.RFC3339Nano)
 	e.buf = append(e.buf, '"')
 	e.str("id", r.ID)
+	if r.Vault != "" {
+		e.str("vault", r.Vault) // absent from lines before vaults were named, which verify unchanged
+	}
 	e.str("session", r.Session)
 	e.str("agent", r.Agent)
-	e.str("via", r.Via)
+	e.str("via", string(r.Via))
 	if r.Run != "" {
 		e.str("run", r.Run) // absent from other lines, which verify unchanged
 	}
@@ -66,6 +69,9 @@ func encodeBody(r *Record) ([]byte, error) {
 	}
 	if r.ToolUseID != "" {
 		e.str("tool_use_id", r.ToolUseID) // likewise
+	}
+	if r.Continues != "" {
+		e.str("continues", r.Continues) // likewise
 	}
 	e.str("tool", r.Tool)
 	var args any = r.Args
@@ -87,9 +93,9 @@ func encodeBody(r *Record) ([]byte, error) {
 			return nil, err
 		}
 	}
-	e.str("decision", r.Decision)
+	e.str("decision", string(r.Decision))
 	for _, f := range [...]struct{ k, v string }{
-		{"rule", r.Rule}, {"reason", r.Reason}, {"outcome", r.Outcome}, {"error", r.Error},
+		{"rule", r.Rule}, {"reason", r.Reason}, {"outcome", string(r.Outcome)}, {"error", r.Error},
 	} {
 		if f.v != "" {
 			e.str(f.k, f.v)

@@ -55,9 +55,14 @@ func slogEncodeBody(r *Record) ([]byte, error) {
 	attrs = append(attrs,
 		slog.Time("time", r.Time),
 		slog.String("id", r.ID),
+	)
+	if r.Vault != "" {
+		attrs = append(attrs, slog.String("vault", r.Vault)) // absent from lines before vaults were named
+	}
+	attrs = append(attrs,
 		slog.String("session", r.Session),
 		slog.String("agent", r.Agent),
-		slog.String("via", r.Via),
+		slog.String("via", string(r.Via)),
 	)
 	if r.Run != "" {
 		attrs = append(attrs, slog.String("run", r.Run)) // absent from other lines, which verify unchanged
@@ -68,6 +73,9 @@ func slogEncodeBody(r *Record) ([]byte, error) {
 	if r.ToolUseID != "" {
 		attrs = append(attrs, slog.String("tool_use_id", r.ToolUseID))
 	}
+	if r.Continues != "" {
+		attrs = append(attrs, slog.String("continues", r.Continues))
+	}
 	attrs = append(attrs,
 		slog.String("tool", r.Tool),
 		slog.Any("args", args),
@@ -77,10 +85,10 @@ func slogEncodeBody(r *Record) ([]byte, error) {
 		attrs = append(attrs, slog.Any("real", r.Real)) // absent from other lines, which verify unchanged
 	}
 	attrs = append(attrs,
-		slog.String("decision", r.Decision),
+		slog.String("decision", string(r.Decision)),
 	)
 	for _, f := range [...]struct{ k, v string }{
-		{"rule", r.Rule}, {"reason", r.Reason}, {"outcome", r.Outcome}, {"error", r.Error},
+		{"rule", r.Rule}, {"reason", r.Reason}, {"outcome", string(r.Outcome)}, {"error", r.Error},
 	} {
 		if f.v != "" {
 			attrs = append(attrs, slog.String(f.k, f.v))
@@ -132,7 +140,7 @@ func TestEncodeLikeSlog(t *testing.T) {
 		{Time: time.Date(2026, 12, 2, 13, 4, 5, 600, time.UTC), ID: "01J", Session: "s", Agent: "a", Via: "stdio", Tool: "read",
 			Args: map[string]any{"path": "notes/a.md", "n": 3.5, "list": []any{"x", 1}}, Effects: []Effect{{"read", "notes/a.md", "edit"}},
 			Decision: "allow", Outcome: "ok", DurationMS: 0.0000012},
-		{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3*3600)), Run: "r1", Event: EventAfter, ToolUseID: "toolu_01\"x", Tool: "bash",
+		{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3*3600)), Vault: "0123456789abcdef", Run: "r1", Event: EventAfter, ToolUseID: "toolu_01\"x", Continues: "01J\u2028\x01", Tool: "bash",
 			Args:     map[string]any{"command": "echo \"<&>\"\b\f\x00\x1f\u2028\u2029\xff tab\t"},
 			Real:     []RealEffect{{Op: "modify", Path: "p", Zone: "edit", Before: &FileState{Mode: "0644", Size: 1, SHA256: "ab"}, Unpredicted: true}},
 			Decision: "deny", Rule: "r\n", Reason: "why <b> & \u00e9 \U0001F600", Error: "e\r", DurationMS: 1e21,
@@ -153,10 +161,10 @@ func FuzzEncodeLikeSlog(f *testing.F) {
 	f.Add("\x00\xff\u2028\"\\", "<>&", "\b\f", 1e-7, int64(1e18))
 	f.Fuzz(func(t *testing.T, path, reason, command string, dur float64, nanos int64) {
 		r := &Record{
-			Time: time.Unix(0, nanos).UTC(), ID: path, Session: reason, Agent: command, Via: "stdio", Tool: path,
+			Time: time.Unix(0, nanos).UTC(), ID: path, Vault: command, Session: reason, Continues: path, Agent: command, Via: "stdio", Tool: path,
 			Args:     map[string]any{path: command, "n": dur},
 			Effects:  []Effect{{Op: command, Path: path, Zone: reason}},
-			Decision: reason, Reason: reason, Error: command, DurationMS: dur, Stdout: path, Stderr: command, Wall: []string{reason},
+			Decision: Decision(reason), Reason: reason, Error: command, DurationMS: dur, Stdout: path, Stderr: command, Wall: []string{reason},
 		}
 		want, werr := slogEncodeBody(r)
 		got, gerr := encodeBody(r)

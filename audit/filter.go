@@ -2,6 +2,7 @@ package audit
 
 import (
 	"iter"
+	"slices"
 	"strings"
 	"time"
 )
@@ -19,8 +20,16 @@ type Filter struct {
 	Since time.Time // records at or after it
 }
 
-// Match reports whether r passes the filter.
+// Match reports whether r, a line read on its own, passes the filter.
 func (f Filter) Match(r *Record) bool {
+	return f.MatchCall(&Call{Record: *r})
+}
+
+// MatchCall reports whether a call passes the filter: its session, tool,
+// decision and time are its own line's, failed is Call.Failed, and the
+// path may be in any of its lines.
+func (f Filter) MatchCall(c *Call) bool {
+	r := &c.Record
 	if f.Session != "" && r.Session != f.Session {
 		return false
 	}
@@ -28,16 +37,16 @@ func (f Filter) Match(r *Record) bool {
 		return false
 	}
 	if f.Decision == "failed" {
-		if !r.Failed() {
+		if !c.Failed() {
 			return false
 		}
-	} else if f.Decision != "" && r.Decision != f.Decision {
+	} else if f.Decision != "" && string(r.Decision) != f.Decision {
 		return false
 	}
 	if !f.Since.IsZero() && r.Time.Before(f.Since) {
 		return false
 	}
-	if f.Path != "" && !matchPath(r, f.Path) {
+	if f.Path != "" && !slices.ContainsFunc(c.Lines(), func(l *Record) bool { return matchPath(l, f.Path) }) {
 		return false
 	}
 	return true
@@ -50,6 +59,11 @@ func matchPath(r *Record, p string) bool {
 	}
 	for _, e := range r.Effects {
 		if strings.Contains(e.Path, p) {
+			return true
+		}
+	}
+	for _, e := range r.Real {
+		if strings.Contains(e.Path, p) || strings.Contains(e.From, p) {
 			return true
 		}
 	}
@@ -99,15 +113,15 @@ type Count struct {
 	Failed int `json:"failed"` // allowed, then failed
 }
 
-func (c *Count) add(r *Record) {
+func (c *Count) add(call *Call) {
 	c.Calls++
-	switch r.Decision {
+	switch call.Decision {
 	case "deny":
 		c.Denies++
 	case "error":
 		c.Errors++
 	}
-	if r.Outcome == "failed" {
+	if call.Failed() {
 		c.Failed++
 	}
 }
@@ -137,21 +151,28 @@ func (s *Stats) init() {
 	}
 }
 
-// Add counts one record in.
+// Add counts one line in, as a call on its own.
 func (s *Stats) Add(r *Record) {
+	s.AddCall(&Call{Record: *r})
+}
+
+// AddCall counts one call in: once, whatever lines it has; its decision
+// is its own line's, failed is Call.Failed.
+func (s *Stats) AddCall(c *Call) {
 	s.init()
-	s.Count.add(r)
-	s.ByDecision[r.Decision]++
-	if r.Decision == "deny" {
+	r := &c.Record
+	s.Count.add(c)
+	s.ByDecision[string(r.Decision)]++
+	if r.Decision == Deny {
 		rule := r.Rule
 		if rule == "" {
 			rule = NoRule
 		}
 		s.ByRule[rule]++
 	}
-	addTo(s.ByTool, r.Tool, r)
-	addTo(s.BySession, r.Session, r)
-	addTo(s.ByAgent, r.Agent, r)
+	addTo(s.ByTool, r.Tool, c)
+	addTo(s.BySession, r.Session, c)
+	addTo(s.ByAgent, r.Agent, c)
 	if !r.Time.IsZero() {
 		if s.First.IsZero() || r.Time.Before(s.First) {
 			s.First = r.Time
@@ -162,40 +183,38 @@ func (s *Stats) Add(r *Record) {
 	}
 }
 
-func addTo(m map[string]*Count, k string, r *Record) {
+func addTo(m map[string]*Count, k string, call *Call) {
 	c := m[k]
 	if c == nil {
 		c = &Count{}
 		m[k] = c
 	}
-	c.add(r)
+	c.add(call)
 }
 
-// Summarise counts every record of the sequence.
+// Summarise counts the calls the records make, joined (Join): a line that
+// continues a call adds to that call, not to the count.
 func Summarise(records iter.Seq[Record]) Stats {
 	var s Stats
-	for r := range records {
-		s.Add(&r)
+	for c := range Join(records) {
+		s.AddCall(c)
 	}
 	s.init() // an empty log still gives maps, not nulls
 	return s
 }
 
-// SummariseFile counts the records of the log at path that pass f. Like
-// Read, it counts every record it can and reports the first damaged line
-// as a *LineError alongside the stats.
+// SummariseFile counts the calls of the log at path that pass f: every
+// line is joined (ReadCalls), then the calls are filtered. Like Read, it
+// counts every call it can and reports the first damaged line as a
+// *LineError alongside the stats.
 func SummariseFile(path string, f Filter) (Stats, error) {
-	var err error
-	s := Summarise(func(yield func(Record) bool) {
-		err = Read(path, func(r Record) error {
-			if f.Match(&r) && !yield(r) {
-				return errStop
-			}
-			return nil
-		})
+	var s Stats
+	err := ReadCalls(path, func(c *Call) error {
+		if f.MatchCall(c) {
+			s.AddCall(c)
+		}
+		return nil
 	})
-	if err == errStop {
-		err = nil
-	}
+	s.init()
 	return s, err
 }

@@ -25,10 +25,10 @@ func sample(i int) *Record {
 		Tool:     []string{"read", "write", "delete", "bash"}[i%4],
 		Args:     map[string]any{"path": fmt.Sprintf("мета/%d.md", i), "content": Body("secret body")},
 		Effects:  []Effect{{Op: "delete", Path: fmt.Sprintf("мета/%d.md", i), Zone: "protected"}},
-		Decision: []string{"allow", "deny", "allow", "error"}[i%4],
+		Decision: []Decision{Allow, Deny, Allow, Error}[i%4],
 		Rule:     map[bool]string{true: "zones"}[i%4 == 1],
 		Reason:   map[bool]string{true: `delete "мета/x": zone protected (read only)`}[i%4 == 1],
-		Outcome:  map[bool]string{true: "ok"}[i%4 == 0],
+		Outcome:  map[bool]Outcome{true: OK}[i%4 == 0],
 		ExitCode: map[bool]*int{true: &code}[i%4 == 3],
 	}
 }

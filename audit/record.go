@@ -46,11 +46,15 @@ type FileState struct {
 // Record is one audit line. Writer.Write fills Seq and Prev (and ID and Time
 // when they are empty); the JSON field names are the log's contract.
 type Record struct {
-	Time    time.Time `json:"time"`
-	ID      string    `json:"id"` // unique per call
-	Session string    `json:"session"`
-	Agent   string    `json:"agent"`
-	Via     string    `json:"via"` // stdio | http | hook | check | run
+	Time time.Time `json:"time"`
+	ID   string    `json:"id"` // unique per call
+	// Vault is the id of the vault the call was made in (package
+	// vaultid); absent from lines before vaults were named, which verify
+	// unchanged.
+	Vault   string `json:"vault,omitempty"`
+	Session string `json:"session"`
+	Agent   string `json:"agent"`
+	Via     Via    `json:"via"`
 	// Run is the id of the `vaultgate run` whose agent made the call;
 	// absent from other lines and from lines before it.
 	Run   string `json:"run,omitempty"`
@@ -58,7 +62,12 @@ type Record struct {
 	// ToolUseID is Claude Code's id of a call the hook judged: it joins
 	// the call's PreToolUse and PostToolUse lines, and both to Claude
 	// Code's transcript. Absent from other lines and from lines before it.
-	ToolUseID string         `json:"tool_use_id,omitempty"`
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	// Continues is, on vaultgate exec's line, the id of the hook's line
+	// whose Bash it runs: the two are one call of the agent's (see
+	// Joiner). Absent from other lines and from lines before it, which
+	// verify unchanged.
+	Continues string         `json:"continues,omitempty"`
 	Tool      string         `json:"tool"`
 	Args      map[string]any `json:"args"` // already redacted by the caller
 	Effects   []Effect       `json:"effects"`
@@ -66,10 +75,10 @@ type Record struct {
 	// Effects its analysis predicted; absent from other lines and from
 	// lines before it, which verify unchanged.
 	Real       []RealEffect `json:"real,omitempty"`
-	Decision   string       `json:"decision"` // allow | deny | error
+	Decision   Decision     `json:"decision"`
 	Rule       string       `json:"rule,omitempty"`
 	Reason     string       `json:"reason,omitempty"`
-	Outcome    string       `json:"outcome,omitempty"` // ok | failed
+	Outcome    Outcome      `json:"outcome,omitempty"` // "" for a call that did not run
 	Error      string       `json:"error,omitempty"`
 	DurationMS float64      `json:"duration_ms"`
 	ExitCode   *int         `json:"exit_code,omitempty"`

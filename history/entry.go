@@ -77,14 +77,17 @@ func (s State) blobs() []string {
 
 // Entry is one changed path of one call.
 type Entry struct {
-	Time    time.Time `json:"time"`
-	ID      string    `json:"id"` // the audit line's
-	Agent   string    `json:"agent"`
-	Session string    `json:"session"`
-	Tool    string    `json:"tool"`
-	Via     string    `json:"via,omitempty"`
-	Op      string    `json:"op"` // create, modify, delete, move, restore
-	Path    string    `json:"path"`
+	Time time.Time `json:"time"`
+	ID   string    `json:"id"` // the audit line's
+	// Vault is the id of the vault the call changed (package vaultid);
+	// absent from entries kept before vaults were named.
+	Vault   string `json:"vault,omitempty"`
+	Agent   string `json:"agent"`
+	Session string `json:"session"`
+	Tool    string `json:"tool"`
+	Via     string `json:"via,omitempty"`
+	Op      Op     `json:"op"`
+	Path    string `json:"path"`
 	// From is a move's source, on the entry of its destination; To is a
 	// move's destination, on the entry of its source.
 	From   string `json:"from,omitempty"`
@@ -94,6 +97,8 @@ type Entry struct {
 	State  string `json:"state"`
 	// Undoes names the call an undo took back, on the undo's entries.
 	Undoes string `json:"undoes,omitempty"`
+	// Settled is how the change is settled if a kill cuts it short.
+	Settled Settled `json:"settled,omitempty"`
 	// Intended is what a write-ahead change (Target.New) is to leave,
 	// its body kept in the same flushed record as Before's.
 	Intended *State `json:"intended,omitempty"`
@@ -117,12 +122,39 @@ type Meta struct {
 	Tool    string
 	Via     string
 	Undoes  string
+	Vault   string  // the vault's id (Entry.Vault)
+	Settled Settled // how a cut-short change is settled (Entry.Settled)
 }
+
+// Op is what a change does to a path, as the history keeps it.
+type Op string
+
+const (
+	OpCreate  Op = "create"
+	OpModify  Op = "modify"
+	OpDelete  Op = "delete"
+	OpMove    Op = "move" // on both of a move's paths (Target.From, Target.To)
+	OpLink    Op = "link"
+	OpRestore Op = "restore" // an undo's: the path holds again what it held
+)
+
+// Settled says how a change's outcome is told if a kill cuts it short
+// between its pre-images and its outcome.
+type Settled string
+
+const (
+	// SettledByCaller: the caller settles it (a write-ahead write, a bash
+	// commit's journal, Claude Code's write confirmed by the hook).
+	SettledByCaller Settled = ""
+	// SettledFromDisk: the disk alone tells what became of it — a delete
+	// or a move of the vault's own tools (SettleCut).
+	SettledFromDisk Settled = "disk"
+)
 
 // Target is one path a call is about to change. A move is two targets,
 // the source (To set) and the destination (From set).
 type Target struct {
-	Op   string
+	Op   Op
 	Path string
 	From string
 	To   string

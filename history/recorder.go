@@ -45,8 +45,8 @@ func (s *Store) Begin(id string, m Meta, targets []Target) (*Change, error) {
 				return err
 			}
 			e := Entry{
-				Time: m.Time.UTC(), ID: id, Agent: m.Agent, Session: m.Session, Tool: m.Tool, Via: m.Via,
-				Op: t.Op, Path: t.Path, From: t.From, To: t.To, Before: before, State: Pending, Undoes: m.Undoes,
+				Time: m.Time.UTC(), ID: id, Vault: m.Vault, Agent: m.Agent, Session: m.Session, Tool: m.Tool, Via: m.Via,
+				Op: t.Op, Path: t.Path, From: t.From, To: t.To, Before: before, State: Pending, Undoes: m.Undoes, Settled: m.Settled,
 			}
 			if t.New != nil {
 				sum := sha(t.New.Data)

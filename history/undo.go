@@ -44,6 +44,10 @@ type Plan struct {
 	final map[string]State
 }
 
+// Exists reports whether path is to exist once the plan is applied (for
+// a path the plan puts back).
+func (p *Plan) Exists(path string) bool { return p.final[path].Exists }
+
 // PlanUndo works out the undo of calls, newest first: each path of each
 // call is checked against the state the newer undone calls will have left
 // it in, and goes back to its state before the call; a path that does not
@@ -261,7 +265,7 @@ func (s *Store) Apply(p *Plan, id string, m Meta, fsys afero.Fs) error {
 	}
 	targets := make([]Target, 0, len(p.Restored))
 	for _, r := range p.Restored {
-		targets = append(targets, Target{Op: "restore", Path: r})
+		targets = append(targets, Target{Op: OpRestore, Path: r})
 	}
 	c, err := s.Begin(id, m, targets)
 	if err != nil {

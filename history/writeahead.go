@@ -319,11 +319,11 @@ func (s *Store) SettleCut() (settled int, err error) {
 	return settled, nil
 }
 
-// cutDeleteOrMove: a call of the vault's delete or move tool, all of it
-// pending.
+// cutDeleteOrMove: a change told from the disk (a delete or a move of the
+// vault's own tools), all of it pending.
 func cutDeleteOrMove(es []Entry) bool {
 	for _, e := range es {
-		if e.State != Pending || e.Intended != nil || (e.Tool != "delete" && e.Tool != "move") {
+		if e.State != Pending || e.Intended != nil || e.Settled != SettledFromDisk {
 			return false
 		}
 	}
@@ -347,7 +347,7 @@ func (s *Store) cutOutcome(es []Entry) (string, error) {
 		switch {
 		case e.From != "": // a move's destination
 			done = done && now.Same(before[e.From])
-		case e.Op == "create": // the new folder a move goes into
+		case e.Op == OpCreate: // the new folder a move goes into
 			done = done && now.Exists && now.Kind == KindDir
 		default: // a deleted path, or a move's source
 			done = done && !now.Exists

@@ -12,7 +12,7 @@ import (
 
 // A rule of a library user's own: nothing but reading in drafts/, although
 // the zone there is write. It goes after the built-in rules (in a server,
-// through server.Options.Rules), so the zones speak first.
+// through server.Gate.AddRules), so the zones speak first.
 func ExampleRule() {
 	noDrafts := policy.Rule{Name: "no_drafts", Check: func(c *policy.ToolCall) *policy.Deny {
 		for i, e := range c.Effects {
@@ -47,10 +47,10 @@ func ExampleRule() {
 	// delete notes/plan.md: allowed
 }
 
-// TestREADMEShowsTheExample keeps the README's copy of the rule the same
-// as the example above, which go test runs.
-func TestREADMEShowsTheExample(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// TestDocsShowTheExample keeps the copy of the rule in
+// docs/architecture.md the same as the example above, which go test runs.
+func TestDocsShowTheExample(t *testing.T) {
+	readme, err := os.ReadFile("../docs/architecture.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +62,13 @@ func TestREADMEShowsTheExample(t *testing.T) {
 	i := strings.Index(s, "noDrafts := policy.Rule")
 	j := strings.Index(s[max(i, 0):], "}}\n")
 	if i < 0 || j < 0 {
-		t.Fatal("the README no longer shows the no_drafts rule")
+		t.Fatal("docs/architecture.md no longer shows the no_drafts rule")
 	}
 	var indented []string
 	for _, line := range strings.Split(s[i:i+j+2], "\n") {
 		indented = append(indented, "\t"+line)
 	}
 	if !strings.Contains(string(self), strings.Join(indented, "\n")) {
-		t.Error("the README's no_drafts rule differs from ExampleRule's")
+		t.Error("the no_drafts rule in docs/architecture.md differs from ExampleRule's")
 	}
 }

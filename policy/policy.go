@@ -2,7 +2,7 @@ package policy
 
 import (
 	"fmt"
-	"sync"
+	"slices"
 	"time"
 
 	"github.com/vaultgate/vaultgate/say"
@@ -61,66 +61,12 @@ type Deny struct {
 
 func (d *Deny) Error() string { return d.Reason }
 
-// Session is the caller a call belongs to. State lives as long as it.
+// Session is the caller a call belongs to. State lives as long as it
+// (see State for where that is, for each entry point).
 type Session struct {
 	ID    string
 	Agent string
 	State *State
-}
-
-// State is a session's memory, shared by its concurrent calls.
-type State struct {
-	mu sync.Mutex
-	m  map[string]any
-}
-
-// NewState returns an empty state.
-func NewState() *State { return &State{m: map[string]any{}} }
-
-// Get returns the value stored under key.
-func (s *State) Get(key string) (any, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[key]
-	return v, ok
-}
-
-// Set stores v under key.
-func (s *State) Set(key string, v any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[key] = v
-}
-
-// Delete removes key.
-func (s *State) Delete(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, key)
-}
-
-// Update runs fn on the value under key with the state locked, and stores
-// what it returns (nil removes the key).
-func (s *State) Update(key string, fn func(old any) any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v := fn(s.m[key])
-	if v == nil {
-		delete(s.m, key)
-	} else {
-		s.m[key] = v
-	}
-}
-
-// Snapshot copies the state, for saving it between hook processes.
-func (s *State) Snapshot() map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]any, len(s.m))
-	for k, v := range s.m {
-		out[k] = v
-	}
-	return out
 }
 
 // ToolCall is one call as the rules see it.
@@ -129,7 +75,7 @@ type ToolCall struct {
 	Args    map[string]any
 	Effects []Effect
 	Session *Session
-	Via     string // stdio, http, hook, check
+	Via     string // how the call came: stdio, http, hook, exec, run, check, cli
 
 	Zones *zones.Table
 	Lang  say.Lang // the language of every reason
@@ -179,6 +125,32 @@ func (c Chain) Judge(call *ToolCall) *Deny {
 		}
 	}
 	return nil
+}
+
+// JudgeEach judges call as a whole and, on a deny, each of its effects
+// alone, to tell which the chain refused on its own and why (each reason
+// once): what a command of many parts really changed is refused as a
+// whole, naming every part to mend. A rule that refuses only the call as
+// a whole is the one reason then.
+func (c Chain) JudgeEach(call *ToolCall) (d *Deny, refused []bool, reasons []string) {
+	if d = c.Judge(call); d == nil {
+		return nil, nil, nil
+	}
+	refused = make([]bool, len(call.Effects))
+	for i := range call.Effects {
+		one := *call
+		one.Effects = call.Effects[i : i+1]
+		if rd := c.Judge(&one); rd != nil {
+			refused[i] = true
+			if !slices.Contains(reasons, rd.Reason) {
+				reasons = append(reasons, rd.Reason)
+			}
+		}
+	}
+	if len(reasons) == 0 {
+		reasons = []string{d.Reason}
+	}
+	return d, refused, reasons
 }
 
 func (r Rule) run(call *ToolCall) (d *Deny) {

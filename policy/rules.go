@@ -161,27 +161,6 @@ type Stamp struct {
 	ModTime time.Time `json:"mtime"`
 }
 
-func readKey(path string) string { return "read:" + path }
-
-// MarkRead records that the session has seen path as it is now (after a
-// read, or after its own write: a model may edit what it just wrote).
-func MarkRead(s *State, path string, size int64, mod time.Time) {
-	s.Set(readKey(path), Stamp{Size: size, ModTime: mod})
-}
-
-// Forget drops what the session knew of path (after a delete or a move).
-func Forget(s *State, path string) { s.Delete(readKey(path)) }
-
-// HasRead reports whether the session saw path with this size and mtime.
-func HasRead(s *State, path string, size int64, mod time.Time) bool {
-	v, ok := s.Get(readKey(path))
-	if !ok {
-		return false
-	}
-	st, ok := v.(Stamp)
-	return ok && st.Size == size && st.ModTime.Equal(mod)
-}
-
 // Where is the sentence that tells the model where op is allowed in t, for
 // the refusals here and a tool's own rule that points the model elsewhere.
 func Where(t *zones.Table, op zones.Op) say.Where {

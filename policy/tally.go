@@ -19,17 +19,13 @@ type Tally struct {
 	Started time.Time      `json:"started"`           // the session's first call
 }
 
-// tallyKey is the state key the session's Tally is kept under.
-const tallyKey = "tally"
-
 // SessionTally returns the session's tally (the zero Tally for a session
 // that has had no call). Its slices and map must not be changed.
 func SessionTally(s *State) Tally {
 	if s == nil {
 		return Tally{}
 	}
-	v, _ := s.Get(tallyKey)
-	t, _ := v.(*Tally)
+	t := s.tallyNow()
 	if t == nil {
 		return Tally{}
 	}
@@ -42,13 +38,12 @@ func SetTally(s *State, t Tally) {
 	c := t
 	c.Count = cloneCount(t.Count)
 	c.Read, c.Changed = slices.Clip(t.Read), slices.Clip(t.Changed)
-	s.Set(tallyKey, &c)
+	s.updateTally(func(*Tally) *Tally { return &c })
 }
 
 // Begin notes the session's start at its first call.
 func Begin(s *State, now time.Time) {
-	s.Update(tallyKey, func(old any) any {
-		t, _ := old.(*Tally)
+	s.updateTally(func(t *Tally) *Tally {
 		if t != nil && !t.Started.IsZero() {
 			return t
 		}
@@ -63,9 +58,9 @@ func Begin(s *State, now time.Time) {
 
 // Count adds an allowed call and its effects to the session's tally.
 func Count(s *State, effects []Effect, now time.Time) {
-	s.Update(tallyKey, func(old any) any {
+	s.updateTally(func(t *Tally) *Tally {
 		var n Tally
-		if t, _ := old.(*Tally); t != nil {
+		if t != nil {
 			n = *t
 		}
 		if n.Started.IsZero() {

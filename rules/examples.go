@@ -61,7 +61,7 @@ func (r *Rule) CheckExample(ex *config.Example, plan Planner) error {
 }
 
 // Chain compiles an agent's rules, checks every example of each, and
-// returns them as one link of the chain (server.RuleCompiler).
+// returns them as one link of the chain.
 func Chain(decl []config.DenyRule, command func(*policy.Effect) string,
 	plan func(*config.Example) (*policy.ToolCall, error)) ([]policy.Rule, error) {
 	set, err := CompileSet(decl, Options{Command: command})

@@ -252,8 +252,9 @@ func (m RuleEvalFailed) Text(l Lang) string {
 }
 
 // RuleNotCompiled is a config rule the gate was opened without compiling
-// (a library user's NewGate without Options.ConfigRules): it refuses
-// rather than let the agent go unjudged by it.
+// (a gate opened for one call of another agent, or a dry run's rule that
+// does not compile): it refuses rather than let the agent go unjudged by
+// it.
 type RuleNotCompiled struct {
 	Rule string
 }

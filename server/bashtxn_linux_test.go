@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/sandbox"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 // txnConfig is a vault on disk (edit, with a create zone "chats") whose
@@ -53,18 +53,12 @@ func txnConfig(t *testing.T) *config.Config {
 	return cfg
 }
 
+// txnGate is a server's gate over cfg's vault, with a library user's rules.
 func txnGate(t *testing.T, cfg *config.Config, rules ...policy.Rule) *Gate {
 	t.Helper()
-	rfs, err := tools.OpenNoFollowFs(cfg.Vault)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := audit.Open(cfg.AuditPath, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close(); rfs.Close() })
-	return NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs, StateDir: VaultStateDir(cfg)}, Options{Audit: w, Rules: rules})
+	g := serverGate(t, cfg)
+	g.AddRules(rules...)
+	return g
 }
 
 func bashCall(t *testing.T, g *Gate, command string) *Outcome {
@@ -167,8 +161,9 @@ func TestWallTxnRenameInEditZone(t *testing.T) {
 }
 
 // TestOpenChecksOverlay: a state folder inside the vault can't hold an
-// overlay layer, and Open says so at a server's start-up; a hook's or
-// exec's Open, which runs for every call, makes no layer to find out.
+// overlay layer, and a server's start-up says so; a hook's or exec's
+// gate (OpenCall), opened for every call, makes no layer to find out, nor
+// do the person's and a dry run's.
 func TestOpenChecksOverlay(t *testing.T) {
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
@@ -180,27 +175,36 @@ func TestOpenChecksOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.StateDir, cfg.AuditPath = filepath.Join(vault, "state"), filepath.Join(vault, "state", "audit.jsonl")
+	for role, openRole := range map[string]func() (*Gate, error){
+		"call":    func() (*Gate, error) { return OpenCall(cfg, config.DefaultAgent) },
+		"person":  func() (*Gate, error) { return OpenPerson(cfg) },
+		"dry run": func() (*Gate, error) { return OpenDryRun(cfg) },
+	} {
+		said := stderrOf(t, func() {
+			g, err := openRole()
+			if err != nil {
+				t.Fatalf("%s: %v", role, err)
+			}
+			g.Close()
+		})
+		if _, err := os.Lstat(filepath.Join(VaultStateDir(cfg), "txn")); said != "" || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a %s's gate: said %q, layers folder: %v", role, said, err)
+		}
+	}
 	var log bytes.Buffer
-	_, closeAll, err := Open(cfg, OpenOptions{Log: &log})
+	g, err := OpenServer(cfg, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeAll()
-	if _, err := os.Lstat(filepath.Join(VaultStateDir(cfg), "txn")); log.Len() != 0 || !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a call's Open: log %q, layers folder: %v", log.String(), err)
-	}
-	_, closeAll, err = Open(cfg, OpenOptions{Log: &log, StartUp: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	closeAll()
+	g.Close()
 	if !strings.Contains(log.String(), "walled bash calls will fail") || !strings.Contains(log.String(), "inside the vault") {
 		t.Errorf("log %q", log.String())
 	}
 }
 
-// TestOpenSweeps: Open removes the layer of a call a stop cut short, and
-// says so.
+// TestOpenSweeps: a server's gate, a call's and the person's remove the
+// layer of a call a stop cut short, and say so (a server to its log, the
+// others to stderr); with nothing to sweep they say nothing.
 func TestOpenSweeps(t *testing.T) {
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
@@ -212,29 +216,36 @@ func TestOpenSweeps(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.StateDir, cfg.AuditPath = filepath.Join(dir, "state"), filepath.Join(dir, "state", "audit.jsonl")
-	abandoned := filepath.Join(VaultStateDir(cfg), "txn", "0123", "upper", "notes")
-	if err := os.MkdirAll(abandoned, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	_, closeAll, err := Open(cfg, OpenOptions{Log: &log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	closeAll()
-	if _, err := os.Stat(filepath.Join(VaultStateDir(cfg), "txn", "0123")); !os.IsNotExist(err) {
-		t.Errorf("the abandoned layer is still there: %v", err)
-	}
-	if !strings.Contains(log.String(), "removed 1 abandoned call layer") {
-		t.Errorf("log %q", log.String())
-	}
-	log.Reset()
-	if _, closeAll, err = Open(cfg, OpenOptions{Log: &log}); err != nil {
-		t.Fatal(err)
-	}
-	closeAll()
-	if log.Len() > 0 {
-		t.Errorf("a start-up with nothing to sweep said %q", log.String())
+	for role, openRole := range map[string]func(log io.Writer) (*Gate, error){
+		"server": func(log io.Writer) (*Gate, error) { return OpenServer(cfg, log) },
+		"call":   func(io.Writer) (*Gate, error) { return OpenCall(cfg, config.DefaultAgent) },
+		"person": func(io.Writer) (*Gate, error) { return OpenPerson(cfg) },
+	} {
+		openOnce := func() string {
+			var log bytes.Buffer
+			said := stderrOf(t, func() {
+				g, err := openRole(&log)
+				if err != nil {
+					t.Fatalf("%s: %v", role, err)
+				}
+				g.Close()
+			})
+			return log.String() + said
+		}
+		abandoned := filepath.Join(VaultStateDir(cfg), "txn", "0123", "upper", "notes")
+		if err := os.MkdirAll(abandoned, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		said := openOnce()
+		if _, err := os.Stat(filepath.Join(VaultStateDir(cfg), "txn", "0123")); !os.IsNotExist(err) {
+			t.Errorf("%s: the abandoned layer is still there: %v", role, err)
+		}
+		if !strings.Contains(said, "removed 1 abandoned call layer") {
+			t.Errorf("%s said %q", role, said)
+		}
+		if said := openOnce(); said != "" {
+			t.Errorf("%s: a start-up with nothing to sweep said %q", role, said)
+		}
 	}
 }
 

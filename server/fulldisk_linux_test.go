@@ -37,11 +37,7 @@ write = ["."]
 [bash]
 env = ["PATH"]
 `)
-	g, closeAll, err := Open(cfg, OpenOptions{StartUp: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeAll()
+	g := serverGate(t, cfg)
 	filler := vaulttest.Fill(t, filepath.Join(state, "history"), 256<<10)
 	before := tree(t, vault)
 	bigWrite := toolCall{"write", map[string]any{"path": "a.md", "content": big}}
@@ -70,7 +66,7 @@ env = ["PATH"]
 	if body, _ := os.ReadFile(filepath.Join(vault, "a.md")); string(body) != big {
 		t.Fatalf("with room again, the write did not land: %d bytes", len(body))
 	}
-	if _, err := g.Undo(UndoRequest{IDs: []string{o.ID}}); err != nil {
+	if _, err := undo(t, g, UndoRequest{IDs: []string{o.ID}}); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, "after undoing the write made with room again", tree(t, vault), before)

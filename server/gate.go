@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,11 +21,12 @@ import (
 	"github.com/vaultgate/vaultgate/zones"
 )
 
-// Decisions, as the audit log spells them.
+// Decisions: the audit log's words (package audit owns them), named here
+// for the gate's callers.
 const (
-	Allow = "allow"
-	Deny  = "deny"
-	Error = "error" // the call could not be judged at all
+	Allow = audit.Allow
+	Deny  = audit.Deny
+	Error = audit.Error // the call could not be judged at all
 )
 
 // Gate judges and runs calls for one vault.
@@ -34,32 +36,25 @@ type Gate struct {
 	log   *audit.Writer    // nil: no call that asks to be recorded is let through
 	keep  history.Recorder // nil: the file tools keep no history
 	rules []policy.Rule    // library users' rules, after the built-in ones
-	// config holds each agent's compiled [[rules.deny]] (CompileRules),
+	// config holds each agent's compiled [[rules.deny]] (compileRules),
 	// which run after the built-in rules and before the library users'.
-	config map[*config.Policy][]policy.Rule
+	config  map[*config.Policy][]policy.Rule
+	ruleErr error // a dry run's rule that did not compile (RuleError)
+
+	store   *history.Store // the history as a store, for undo; nil: none
+	person  bool           // the person's gate (OpenPerson): no agent's calls
+	closers []func() error // what Close closes, in order
 
 	// Calls that change files run one at a time, plan to run (see
 	// lockVault).
 	mutate sync.Mutex
 }
 
-// Options configure a Gate.
-type Options struct {
-	// Rules are appended to the built-in chain (hook_scope, bash, zones,
-	// read_before_write) of every agent.
-	Rules []policy.Rule
-	// Audit receives one record per call. A gate without one can only
-	// judge and run: a call whose Steps ask for a record is refused.
-	Audit *audit.Writer
-	// History keeps what the file tools change, before they change it.
-	History history.Recorder
-}
-
-// NewGate returns a gate for cfg's vault, whose files the tools reach only
-// through vault.Fs: a tools.NoFollowFs in production (see Open), an
-// afero.MemMapFs in the cell tests.
-func NewGate(cfg *config.Config, vault *tools.Vault, opt Options) *Gate {
-	return &Gate{cfg: cfg, vault: vault, log: opt.Audit, rules: opt.Rules, keep: opt.History}
+// AddRules appends a library user's rules to the chain of every agent,
+// after the built-in ones (hook_scope, bash, zones, read_before_write)
+// and the config's. Call it before the gate serves its first call.
+func (g *Gate) AddRules(rules ...policy.Rule) {
+	g.rules = append(g.rules, rules...)
 }
 
 // Config returns the gate's configuration.
@@ -67,7 +62,20 @@ func (g *Gate) Config() *config.Config { return g.cfg }
 
 // Caller is who makes a call and through what.
 type Caller struct {
-	Via     string // stdio, http, hook, check, run, exec
+	// ID is the call's audit id when the caller had to name it before the
+	// call (the hook, whose Bash rewrite names it); "" is a new one.
+	ID string
+	// Continues is the audit id of the hook call this one runs (exec,
+	// with the call id the hook issued).
+	Continues string
+	// acts are the person's acts (undo), planned instead of an agent's
+	// tools and judged by an empty chain; nil for an agent's call.
+	acts planner
+	// kept names a session whose state is kept in the state folder
+	// (sessions.go), which the call holds while it judges and commits
+	// and lets go of while it runs; "" is a session of this process.
+	kept    string
+	Via     audit.Via
 	Run     string // the id of the vaultgate run whose agent calls, for ViaRun
 	Session *policy.Session
 	Policy  *config.Policy
@@ -77,18 +85,21 @@ type Caller struct {
 	// Cwd is the folder of the vault a bash call runs from, absolute, for
 	// a person's command run there (vaultgate exec); "" is the vault root.
 	Cwd string
+	// Environ is the caller's environment for bash's [bash] env, when a
+	// server runs exec's command for it; nil is the server's own.
+	Environ []string
 }
 
-// Vias, as the audit log spells them.
+// Vias: the audit log's words (package audit owns them), named here for
+// the gate's callers.
 const (
-	ViaStdio = "stdio"
-	ViaHTTP  = "http"
-	ViaHook  = "hook"
-	ViaCheck = "check"
-	ViaRun   = "run"
-	// ViaExec is vaultgate exec: a command run from a shell, Claude Code's
-	// Bash as the hook rewrote it among them.
-	ViaExec = "exec"
+	ViaStdio = audit.ViaStdio
+	ViaHTTP  = audit.ViaHTTP
+	ViaHook  = audit.ViaHook
+	ViaCheck = audit.ViaCheck
+	ViaRun   = audit.ViaRun
+	ViaExec  = audit.ViaExec
+	ViaCLI   = audit.ViaCLI
 )
 
 // Steps say how far Call takes a call once the chain has judged it.
@@ -111,7 +122,7 @@ var (
 type Outcome struct {
 	ID       string
 	Tool     string
-	Decision string
+	Decision audit.Decision
 	Deny     *policy.Deny // on deny
 	Effects  []policy.Effect
 	Result   *tools.Result // on allow and ok
@@ -142,17 +153,9 @@ func (o *Outcome) IsError() bool {
 
 // ToolSet returns the tools the caller's agent has.
 func (g *Gate) ToolSet(c Caller) *tools.Set {
-	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang, Bash: &c.Policy.Bash, Hook: c.Hook, Cwd: c.Cwd}
+	s := &tools.Set{Vault: g.vault, Zones: c.Policy.Zones, Lang: c.Policy.Lang, Bash: &c.Policy.Bash, Hook: c.Hook, Cwd: c.Cwd, Environ: c.Environ}
 	if c.Session != nil {
 		s.State = c.Session.State
-	}
-	// What a call really did (bash on the overlay) is judged by the same
-	// chain as what it was predicted to do: the zones and a library
-	// user's rules alike.
-	chain := g.Chain(c.Policy)
-	s.Judge = func(call *policy.ToolCall) *policy.Deny {
-		call.Session, call.Via, call.Zones, call.Lang = c.Session, c.Via, c.Policy.Zones, c.Policy.Lang
-		return chain.Judge(call)
 	}
 	return s
 }
@@ -161,10 +164,16 @@ func (g *Gate) ToolSet(c Caller) *tools.Set {
 // its tool's calls, then the tool-blind ones, then the config's rules in
 // the order written, then the library user's.
 func (g *Gate) Chain(p *config.Policy) policy.Chain {
-	c := policy.Chain(tools.Rules(p))
-	c = append(c, policy.Builtin(p.ReadBeforeWrite)...)
+	c := Builtins(p)
 	c = append(c, g.configRules(p)...)
 	return append(c, g.rules...)
+}
+
+// Builtins is the built-in head of an agent's chain: the tools' own rules,
+// then the tool-blind ones.
+func Builtins(p *config.Policy) policy.Chain {
+	c := policy.Chain(tools.Rules(p))
+	return append(c, policy.Builtin(p.ReadBeforeWrite)...)
 }
 
 // chainFor is the chain a caller's call is judged by: its agent's, but
@@ -173,20 +182,22 @@ func (g *Gate) Chain(p *config.Policy) policy.Chain {
 // again on the counters that call itself raised, a rule could refuse the
 // record (the read that read_before_write needs, a write's history).
 func (g *Gate) chainFor(c Caller) policy.Chain {
+	if c.acts != nil {
+		return nil // the person's: nothing binds them
+	}
 	if c.Hook == nil || !c.Hook.After {
 		return g.Chain(c.Policy)
 	}
-	chain := policy.Chain(tools.Rules(c.Policy))
-	chain = append(chain, policy.Builtin(c.Policy.ReadBeforeWrite)...)
-	return append(chain, g.rules...)
+	return append(Builtins(c.Policy), g.rules...)
 }
 
-// Call plans, judges, and then runs and records one call as steps says.
-// raw is the call's arguments as decoded JSON; anything but an object is
+// Call is the whole path of a call, in order: plan, judge, run, judge what
+// really changed, commit, record — each step taken as steps says. raw is
+// the call's arguments as decoded JSON; anything but an object is
 // malformed.
 func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps Steps) (out *Outcome) {
 	start := time.Now()
-	out = &Outcome{ID: audit.NewID(), Tool: tool}
+	out = &Outcome{ID: cmp.Or(c.ID, audit.NewID()), Tool: tool}
 	var lang say.Lang
 	if c.Policy != nil {
 		lang = c.Policy.Lang
@@ -199,6 +210,9 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 		if p := recover(); p != nil {
 			// A bug in a planner or a tool must not let a call through, nor
 			// leave it unrecorded.
+			if out.Result != nil && out.Result.Pending != nil {
+				out.Result.Pending.Discard() // nothing unjudged reaches the vault
+			}
 			out.Decision, out.Deny, out.Result, out.Forwarded = Error, nil, nil, false
 			out.Err = errors.New(say.InternalError{Tool: tool, Problem: fmt.Sprint(p)}.Text(lang))
 			debug.PrintStack()
@@ -221,7 +235,17 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 		out.Decision, out.Err = Error, &tools.ArgError{Tool: tool, Problem: say.ArgsNotObject{}, Lang: lang}
 		return out
 	}
-	set := g.ToolSet(c)
+	if g.person && c.acts == nil {
+		out.Decision, out.Err = Error, errPersonGate // fail closed: no chain here to judge an agent by
+		return out
+	}
+	held := &sessionHold{stateDir: g.cfg.StateDir, id: c.kept, session: c.Session}
+	if err := held.take(); err != nil {
+		out.Decision, out.Err = Error, err
+		return out
+	}
+	defer held.give()
+	set := g.actsFor(c)
 	t, known := set.Lookup(tool)
 	if !known {
 		out.Decision, out.Err = Error, &tools.UnknownToolError{Tool: tool, Lang: lang}
@@ -248,13 +272,17 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 	}
 	out.Effects = plan.Effects
 	call := &policy.ToolCall{
-		Tool: tool, Args: args, Effects: plan.Effects, Session: c.Session, Via: c.Via,
-		Zones: c.Policy.Zones, Lang: c.Policy.Lang, TellAll: plan.TellAll, Facts: plan.Facts,
+		Tool: tool, Args: args, Effects: plan.Effects, Session: c.Session, Via: string(c.Via),
+		Lang: lang, TellAll: plan.TellAll, Facts: plan.Facts,
+	}
+	if c.Policy != nil {
+		call.Zones = c.Policy.Zones
 	}
 	if c.Session != nil && c.Session.State != nil {
 		policy.Begin(c.Session.State, start)
 	}
-	if d := g.chainFor(c).Judge(call); d != nil {
+	chain := g.chainFor(c)
+	if d := chain.Judge(call); d != nil {
 		out.Decision, out.Deny = Deny, d
 		return out
 	}
@@ -262,10 +290,17 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 	if !steps.Run {
 		return out
 	}
-	if c.Session != nil && c.Session.State != nil && (c.Hook == nil || !c.Hook.After) {
+	counted := c.Session != nil && c.Session.State != nil && (c.Hook == nil || !c.Hook.After)
+	if counted && !plan.RealJudged() && !plan.HandsOn {
 		// What the session has been allowed, for the config's rules; a
-		// hook call is counted once, before Claude Code runs it.
+		// hook call is counted once, before Claude Code runs it. A call
+		// judged by what it really changed is counted for that, below;
+		// one handed on to exec (Claude Code's Bash) is counted there.
 		policy.Count(c.Session.State, plan.Effects, start)
+	}
+	if err := held.give(); err != nil {
+		out.Err = err
+		return out
 	}
 	res, err := plan.Run(ctx)
 	if err != nil {
@@ -273,15 +308,65 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 		return out
 	}
 	out.Result = res
+	if err := held.take(); err != nil {
+		// Nothing is committed without the session it is judged in.
+		if res != nil && res.Pending != nil {
+			res.Pending.Discard()
+		}
+		out.Result, out.Err = nil, err
+		return out
+	}
+	if res == nil {
+		return out // the hook's runs: Claude Code does the work
+	}
+	if p := res.Pending; p != nil {
+		// What the call really changed, judged by the chain that judged
+		// what it would change: all of it is applied, or none.
+		real := *call
+		real.Effects, real.TellAll, real.Facts = p.Effects(), true, p.Facts()
+		if d, refused, reasons := chain.JudgeEach(&real); d != nil {
+			out.Result = p.Refuse(d, refused, reasons)
+		} else {
+			out.Result = p.Commit()
+			if counted && out.Result.NotApplied == "" {
+				policy.Count(c.Session.State, p.Effects(), start)
+			}
+		}
+	}
+	if err := held.give(); err != nil {
+		// The changes are made; the session's counters could not keep
+		// them, which the person must see.
+		out.Err = err
+	}
 	return out
 }
 
+// planner is what a caller can do: an agent's tool set, or the person's
+// acts.
+type planner interface {
+	Lookup(name string) (tools.Tool, bool)
+	Plan(name string, args map[string]any) (*tools.Plan, error)
+}
+
+// actsFor is what the caller can do.
+func (g *Gate) actsFor(c Caller) planner {
+	if c.acts != nil {
+		return c.acts
+	}
+	return g.ToolSet(c)
+}
+
 // keepHistory names the call for the history its file changes go to.
-func (g *Gate) keepHistory(set *tools.Set, c Caller, id, tool string, start time.Time) {
+func (g *Gate) keepHistory(acts planner, c Caller, id, tool string, start time.Time) {
+	if p, ok := acts.(*personActs); ok {
+		p.id, p.start = id, start
+		return
+	}
+	set := acts.(*tools.Set)
 	if g.keep == nil {
 		return
 	}
-	m := history.Meta{Time: start, Tool: tool, Via: c.Via}
+	m := history.Meta{Time: start, Tool: tool, Via: string(c.Via), Vault: g.vault.ID}
 	if c.Session != nil {
 		m.Session, m.Agent = c.Session.ID, c.Session.Agent
 	}
@@ -290,6 +375,10 @@ func (g *Gate) keepHistory(set *tools.Set, c Caller, id, tool string, start time
 	}
 	set.History, set.CallID, set.Call = g.keep, id, m
 }
+
+// errPersonGate refuses an agent's call on the person's gate (OpenPerson),
+// which compiled no agent's rules.
+var errPersonGate = errors.New("this gate is the person's: it takes no agent's call")
 
 // errNoLog refuses a call that asks to be recorded by a gate with no log.
 var errNoLog = errors.New("this gate has no audit log")
@@ -303,7 +392,7 @@ func (g *Gate) write(r *audit.Record) error {
 
 func (g *Gate) record(c Caller, o *Outcome, args map[string]any, d time.Duration) audit.Record {
 	r := audit.Record{
-		ID: o.ID, Via: c.Via, Run: c.Run, Tool: o.Tool, Decision: o.Decision,
+		ID: o.ID, Vault: g.vault.ID, Via: c.Via, Run: c.Run, Continues: c.Continues, Tool: o.Tool, Decision: o.Decision,
 		Args: redact(args), DurationMS: float64(d.Microseconds()) / 1000,
 		Effects: make([]audit.Effect, 0, len(o.Effects)),
 	}

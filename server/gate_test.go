@@ -7,14 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
 )
 
 // TestSteps: Call goes as far as its Steps say. A dry run neither runs nor
 // records; a run without a record leaves no line; a gate without a log
-// refuses, before running, a call that asks to be recorded.
+// refuses, before running, a call that asks to be recorded: a server's
+// gate has the log, a dry run's (check's) has none.
 func TestSteps(t *testing.T) {
-	g, p, v, auditPath := hookGate(t, "")
+	cfg := hookConfig(t, "")
+	g := serverGate(t, cfg)
+	p, v, auditPath := cfg.Policy(config.DefaultAgent), cfg.Vault, cfg.AuditPath
 	lines := func() int {
 		data, _ := os.ReadFile(auditPath)
 		return strings.Count(string(data), "\n")
@@ -46,7 +50,7 @@ func TestSteps(t *testing.T) {
 			t.Errorf("%+v: ran %v, recorded %v", s.steps, exists(s.name), lines() > before)
 		}
 	}
-	nolog := NewGate(g.cfg, g.vault, Options{})
+	nolog := dryRunGate(t, cfg)
 	if o := write(nolog, Serve, "nolog.md"); o.Decision != Error || !strings.Contains(o.Text(), "no audit log") || exists("nolog.md") {
 		t.Errorf("a recorded call on a gate without a log: %s %q, ran %v", o.Decision, o.Text(), exists("nolog.md"))
 	}

@@ -85,8 +85,9 @@ func BenchmarkUndoSession1000(b *testing.B) {
 				b.Fatal(o.Text())
 			}
 		}
+		person := personGate(b, g.cfg) // the person's undo, beside the server
 		b.StartTimer()
-		u, err := g.Undo(UndoRequest{Session: "big"})
+		u, err := person.Undo(UndoRequest{Session: "big"})
 		if err != nil || len(u.Conflicts) > 0 || u.Calls != 1000 {
 			b.Fatalf("%+v %v", u, err)
 		}

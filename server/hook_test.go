@@ -15,11 +15,11 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"github.com/vaultgate/vaultgate/policy"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
-// hookGate serves a real copy of the sample vault to the hook.
-func hookGate(t testing.TB, extra string) (*Gate, *config.Policy, string, string) {
+// hookConfig is a real copy of the sample vault, with a hidden note, and
+// its config (extra at the end), the audit log and state folder beside it.
+func hookConfig(t testing.TB, extra string) *config.Config {
 	t.Helper()
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
@@ -37,18 +37,16 @@ hidden    = ["notes/private"]
 `+extra)
 	os.MkdirAll(filepath.Join(vault, "notes/private"), 0o755)
 	os.WriteFile(filepath.Join(vault, "notes/private/diary.md"), []byte("dear diary\n"), 0o644)
-	rfs, err := tools.OpenRootFs(vault)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rfs.Close() })
-	w, err := audit.Open(auditPath, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	g := NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, Options{Audit: w})
-	return g, cfg.Policy(config.DefaultAgent), cfg.Vault, auditPath
+	return cfg
+}
+
+// hookGate serves hookConfig's vault to the hook, as a hook process of
+// the default agent opens it (OpenCall).
+func hookGate(t testing.TB, extra string) (*Gate, *config.Policy, string, string) {
+	t.Helper()
+	cfg := hookConfig(t, extra)
+	g := callGate(t, cfg, config.DefaultAgent)
+	return g, cfg.Policy(config.DefaultAgent), cfg.Vault, cfg.AuditPath
 }
 
 func hookCall(t *testing.T, g *Gate, p *config.Policy, session, cwd, tool string, input map[string]any) string {
@@ -331,7 +329,7 @@ func TestHookForwarded(t *testing.T) {
 	if data, _ := os.ReadFile(auditPath); len(data) != 0 {
 		t.Errorf("forwarded calls wrote lines:\n%s", data)
 	}
-	store, err := openHookSession(g.cfg.StateDir, "join-me")
+	store, err := holdSession(g.cfg.StateDir, "join-me")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,11 +369,11 @@ func TestHookPostToolUse(t *testing.T) {
 	if d := hookCall(t, g, p, "A", v, "Edit", edit(notes)); d != "" {
 		t.Errorf("edit after the session's own edit: %q", d)
 	}
-	store, err := openHookSession(g.cfg.StateDir, "A")
+	store, err := holdSession(g.cfg.StateDir, "A")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, stamped := store.file.Read["notes/private/diary.md"]
+	_, stamped := store.file.State.Read["notes/private/diary.md"]
 	store.close()
 	if stamped {
 		t.Error("a hidden file was stamped")
@@ -394,7 +392,7 @@ func TestHookPostToolUse(t *testing.T) {
 		if len(r.Effects) > 0 {
 			effect = r.Effects[0].Op + " " + r.Effects[0].Path
 		}
-		if r.Event != audit.EventAfter || r.Via != "hook" || r.Tool != want.tool || r.Decision != want.decision || effect != want.effect {
+		if r.Event != audit.EventAfter || r.Via != "hook" || r.Tool != want.tool || r.Decision != audit.Decision(want.decision) || effect != want.effect {
 			t.Errorf("line %d: %+v, want %+v", i+1, r, want)
 		}
 	}

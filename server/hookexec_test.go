@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // words splits a command line as bash does, by having bash print each word.
@@ -69,8 +70,13 @@ func TestHookBashRewrite(t *testing.T) {
 		if ws[0] != testExec || ws[1] != "exec" {
 			t.Errorf("runs %q", ws[:2])
 		}
-		if flagOf(ws, "--config") != g.Config().File || flagOf(ws, "--session") != "sess 'x'" || flagOf(ws, "--timeout") != c.wantTimeout {
+		if flagOf(ws, "--config") != g.Config().File || flagOf(ws, "--timeout") != c.wantTimeout || slicesContains(ws, "--session") {
 			t.Errorf("timeout %v: words %q", c.timeout, ws)
+		}
+		// The call id opens this call's session, for this command, once.
+		tk, err := takeTicket(g.Config().StateDir, flagOf(ws, "--call"), command, time.Now())
+		if err != nil || tk.Session != "sess 'x'" || tk.Agent != p.Name || tk.HookID == "" {
+			t.Errorf("timeout %v: the call id stands for %+v (%v)", c.timeout, tk, err)
 		}
 		if slicesContains(ws, "--agent") {
 			t.Errorf("the default agent is named: %q", ws)
@@ -156,8 +162,9 @@ func TestHookBashRefusals(t *testing.T) {
 		}
 	})
 	t.Run("another agent", func(t *testing.T) {
-		g, _, v, _ := hookGate(t, "[bash]\nwall = \"off\"\n[agents.helper]\ntoken_env = \"HELPER_TOKEN\"\n")
-		p := g.Config().Policy("helper")
+		// a hook process of the helper agent opens the vault for it
+		cfg := hookConfig(t, "[bash]\nwall = \"off\"\n[agents.helper]\ntoken_env = \"HELPER_TOKEN\"\n")
+		g, p, v := callGate(t, cfg, "helper"), cfg.Policy("helper"), cfg.Vault
 		a := hookAnswer(t, g, p, "s", v, "Bash", ls)
 		if ws := words(t, a.UpdatedInput["command"].(string)); flagOf(ws, "--agent") != "helper" {
 			t.Errorf("words %q", ws)

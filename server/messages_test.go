@@ -6,11 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"github.com/vaultgate/vaultgate/policy"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 // The gate's and the hook's own texts are in the agent's language too.
@@ -18,7 +16,7 @@ func TestGateTextsInAgentsLanguage(t *testing.T) {
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
 	vaulttest.CopyDir(t, "../testdata/vault", vault)
-	auditPath := filepath.Join(dir, "audit.jsonl")
+	auditPath := filepath.Join(dir, "state", "audit.jsonl")
 	cfg := loadConfig(t, `vault = "`+vault+`"
 lang = "ru"
 [audit]
@@ -28,17 +26,7 @@ edit      = ["."]
 protected = ["мета"]
 hidden    = ["notes/private"]
 `)
-	w, err := audit.Open(auditPath, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	rfs, err := tools.OpenRootFs(vault)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rfs.Close() })
-	g := NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, Options{Audit: w})
+	g := serverGate(t, cfg)
 	p := cfg.Policy(config.DefaultAgent)
 	c := Caller{Via: ViaStdio, Policy: p, Session: &policy.Session{ID: "s", State: policy.NewState()}}
 	ctx := context.Background()
@@ -59,12 +47,11 @@ hidden    = ["notes/private"]
 	}
 
 	hook := &HookInput{SessionID: "s", Cwd: vault, HookEventName: "PreToolUse", ToolName: "WebFetch", ToolInput: map[string]any{}}
-	g.cfg.StateDir = t.TempDir()
 	if a, err := g.Hook(ctx, p, hook); err != nil || !strings.HasPrefix(a.Deny, "WebFetch здесь запрещён") {
 		t.Errorf("hook: %q %v", a.Deny, err)
 	}
 
-	w.Close() // every later Write fails
+	g.log.Close() // every later Write fails
 	o := g.Call(ctx, c, "list", map[string]any{}, Serve)
 	if o.Result != nil || !strings.Contains(o.Text(), "журнал аудита не удалось записать") {
 		t.Errorf("unrecorded call: %q", o.Text())

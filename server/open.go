@@ -18,103 +18,155 @@ import (
 	"github.com/vaultgate/vaultgate/txn"
 )
 
-// OpenOptions say how Open opens a vault.
-type OpenOptions struct {
-	// Dry opens no audit log: check's dry runs, which are a person's, not
-	// the agent's.
-	Dry bool
-	// WallHelper is the OS wall's helper binary (tools.Vault.WallHelper).
-	WallHelper string
-	// HelperAhead starts each walled bash call's helper ahead
-	// (tools.Vault.HelperAhead): for a server, which runs many calls.
-	HelperAhead bool
-	// Log receives what the start-up did that a person should know (the
-	// commits it finished); nil is os.Stderr.
-	Log io.Writer
-	// StartUp is a server's start (not a hook call's): it sweeps what a
-	// crash left (tools.SweepTemp) and prunes the history to its bounds.
-	StartUp bool
-	// Recover writes back what a crash lost of the history and empties its
-	// log (history.Options.Recover), as StartUp does: for the CLI's undo.
-	// A hook call, one change long, leaves it to the server.
-	Recover bool
-	// Agents are the agents whose [[rules.deny]] are compiled (a hook or
-	// check judges as one); none means all of them.
-	Agents []string
-	// Rules compiles the agents' [[rules.deny]] (rules.Chain); without it
-	// an agent that has any does not open.
-	Rules RuleCompiler
-	// OwnRules: the caller compiles the rules itself (`vaultgate rules`,
-	// which reports on each); the gate then refuses every call of an
-	// agent with rules.
-	OwnRules bool
+// A gate is opened for one of four roles, each by its own constructor, so
+// that no caller picks a combination of what to open that no role has
+// (exec once opened a gate without the config's rules and refused every
+// call the hook had allowed). Every role that judges an agent's calls
+// compiles that agent's [[rules.deny]]: a chain always has its rules.
+//
+//	role        who                      audit  history  start-up  rules
+//	server      serve, run, hook-judge   yes    yes      yes       every agent's
+//	call        hook, exec               yes    yes      no        the agent's
+//	dry run     check, rules             no     no       no        every agent's, errors kept
+//	person      history, diff, undo      yes    yes      recover   none: the person's calls
+//
+// A server's start-up finishes what a crash left (see startUp) under the
+// vault lock; a single call leaves that to the next server, since it would
+// pay for it on every call.
+
+// OpenServer opens cfg's vault for a process that serves many calls:
+// `serve`, `run`'s socket and `hook-judge`. Each walled bash call's helper
+// is started ahead. What the start-up did that a person should know goes
+// to log (nil: os.Stderr).
+func OpenServer(cfg *config.Config, log io.Writer) (*Gate, error) {
+	log = cmp.Or[io.Writer](log, os.Stderr)
+	g, err := open(cfg, true, true)
+	if err != nil {
+		return nil, err
+	}
+	g.vault.HelperAhead = true
+	if err := g.compileRules(); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if err := g.sweep(log); err != nil {
+		g.Close()
+		return nil, err
+	}
+	// A message for the person starting a server; a single call would pay
+	// for a layer made and removed every time, and the call that needs
+	// the overlay fails with the same reason anyway.
+	checkOverlay(cfg, g.vault.StateDir, log)
+	if err := g.startUp(g.store, log); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
 }
 
-// Open opens cfg's vault as every vaultgate binary serves it: its file
-// system, refusing links that lead out of it, and, unless opt.Dry, its
-// audit log, masking the values of configured secrets. closeAll closes
-// both.
-func Open(cfg *config.Config, opt OpenOptions) (g *Gate, closeAll func(), err error) {
+// OpenCall opens cfg's vault for one call of agent: a hook process, or
+// `vaultgate exec`. Only that agent's rules are compiled (an agent
+// without any builds no CEL environment); a call of another agent is
+// refused by its uncompiled rules, never judged without them.
+func OpenCall(cfg *config.Config, agent string) (*Gate, error) {
+	p := cfg.Policy(agent)
+	if p == nil {
+		return nil, fmt.Errorf("no agent %q in the config", agent)
+	}
+	g, err := open(cfg, true, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.compileRules(p.Name); err != nil {
+		g.Close()
+		return nil, err
+	}
+	// Layers of calls a stop cut short are finished before this call
+	// looks at the vault, as a server's start does.
+	if err := g.sweep(os.Stderr); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// OpenDryRun opens cfg's vault for a person's question about the agents'
+// calls — `check`, `rules` — which nothing runs and nothing records: no
+// audit log, no history. Every agent's rules are compiled; a rule that
+// does not compile (or fails an example) does not stop the gate opening,
+// since showing it is the point: it is RuleError, and the rule refuses
+// every call it would judge.
+func OpenDryRun(cfg *config.Config) (*Gate, error) {
+	g, err := open(cfg, false, false)
+	if err != nil {
+		return nil, err
+	}
+	g.ruleErr = g.compileRules()
+	return g, nil
+}
+
+// OpenPerson opens cfg's vault for the person's own acts on it —
+// `history`, `diff`, `undo` — with its audit log and history, which it
+// first recovers from a crash. It judges no agent's call: the person's
+// calls go through an empty chain (Gate.Undo).
+func OpenPerson(cfg *config.Config) (*Gate, error) {
+	g, err := open(cfg, true, true)
+	if err != nil {
+		return nil, err
+	}
+	g.person = true
+	if err := g.sweep(os.Stderr); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Close closes what the gate opened: the audit log, the history, the
+// vault's file system.
+func (g *Gate) Close() error {
+	var errs []error
+	for _, c := range g.closers {
+		errs = append(errs, c())
+	}
+	g.closers = nil
+	return errors.Join(errs...)
+}
+
+// open opens the vault's file system, refusing links that lead out of it,
+// and, when recorded, its audit log (masking the values of configured
+// secrets) and its history (recovered from a crash when recover).
+func open(cfg *config.Config, recorded, recover bool) (*Gate, error) {
 	rfs, err := tools.OpenNoFollowFs(cfg.Vault)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var w *audit.Writer
-	if !opt.Dry {
-		if w, err = audit.Open(cfg.AuditPath, audit.Options{MaxSize: cfg.MaxSize, Mask: SecretValues(cfg)}); err != nil {
-			rfs.Close()
-			return nil, nil, err
-		}
+	vault := &tools.Vault{Root: cfg.Vault, Fs: rfs, WallHelper: sandbox.HelperBeside(), StateDir: VaultStateDir(cfg)}
+	g := &Gate{cfg: cfg, vault: vault}
+	g.closers = append(g.closers, rfs.Close)
+	if !recorded {
+		return g, nil // a dry run makes nothing, not even the state folder
 	}
-	var kept *history.Store
-	if !opt.Dry {
-		hist := history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep, Recover: opt.StartUp || opt.Recover}
-		if kept, err = history.Open(history.Dir(cfg.StateDir), rfs, hist); err != nil {
-			w.Close()
-			rfs.Close()
-			return nil, nil, err
-		}
+	if vault.ID, err = vaultID(cfg); err != nil {
+		g.Close()
+		return nil, err
 	}
-	vault := &tools.Vault{Root: cfg.Vault, Fs: rfs, WallHelper: opt.WallHelper, HelperAhead: opt.HelperAhead, StateDir: VaultStateDir(cfg)}
-	gopt := Options{Audit: w}
-	if kept != nil {
-		gopt.History = kept
+	w, err := audit.Open(cfg.AuditPath, audit.Options{MaxSize: cfg.MaxSize, Mask: SecretValues(cfg)})
+	if err != nil {
+		g.Close()
+		return nil, err
 	}
-	g = NewGate(cfg, vault, gopt)
-	closeAll = func() {
-		if w != nil {
-			w.Close()
-		}
-		if kept != nil {
-			kept.Close()
-		}
-		rfs.Close()
+	g.log = w
+	g.closers = append([]func() error{w.Close}, g.closers...)
+	hist := history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep, Recover: recover}
+	kept, err := history.Open(history.Dir(cfg.StateDir), rfs, hist)
+	if err != nil {
+		g.Close()
+		return nil, err
 	}
-	if err := g.compileUnless(opt); err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	if !opt.Dry {
-		log := cmp.Or[io.Writer](opt.Log, os.Stderr)
-		if err := g.sweep(log); err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-	}
-	if opt.StartUp && !opt.Dry {
-		log := cmp.Or[io.Writer](opt.Log, os.Stderr)
-		// A message for the person starting a server; a hook or exec call
-		// would pay for a layer made and removed on every call, and the
-		// call that needs the overlay fails with the same reason anyway.
-		checkOverlay(cfg, vault.StateDir, log)
-	}
-	if opt.StartUp && !opt.Dry {
-		if err := g.startUp(kept, cmp.Or[io.Writer](opt.Log, os.Stderr)); err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-	}
-	return g, closeAll, nil
+	g.keep, g.store = kept, kept
+	g.closers = append([]func() error{kept.Close}, g.closers...)
+	return g, nil
 }
 
 // checkOverlay tells a person at start-up when the state folder can't
@@ -274,11 +326,4 @@ func (g *Gate) settleSwept(calls map[string]string, log io.Writer) {
 			fmt.Fprintf(log, "vaultgate: start-up: history of bash call %s not settled: %v\n", id, err)
 		}
 	}
-}
-
-func (g *Gate) compileUnless(opt OpenOptions) error {
-	if opt.OwnRules {
-		return nil
-	}
-	return g.CompileRules(opt.Rules, opt.Agents...)
 }

@@ -2,55 +2,55 @@ package server
 
 import (
 	"cmp"
-	"errors"
-	"fmt"
+	"slices"
 
+	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/rules"
 	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/tools"
 )
 
-// RuleCompiler turns an agent's [[rules.deny]] into links of its chain,
-// checking each rule's examples with plan; package rules (CEL) is one.
-// The server takes it as a value so that a binary that must start fast
-// and has no rules to run (vaultgate-hook) links no CEL.
-type RuleCompiler = func(decl []config.DenyRule, command func(*policy.Effect) string,
-	plan func(*config.Example) (*policy.ToolCall, error)) ([]policy.Rule, error)
-
-// ErrNoRuleCompiler is an agent with [[rules.deny]] in a binary that can't
-// evaluate them: it does not start rather than run without them.
-var ErrNoRuleCompiler = errors.New("this binary can't evaluate the config's [[rules.deny]] (CEL)")
-
-// CompileRules compiles the [[rules.deny]] rules of the named agents (all
-// of them when none is named) and checks their examples against the vault,
-// once, so that no call pays for it. An agent without rules builds no CEL
-// environment.
-func (g *Gate) CompileRules(compile RuleCompiler, agents ...string) error {
+// compileRules compiles the [[rules.deny]] rules of the named agents (all
+// of them when none is named) and checks their examples against the
+// vault, once, so that no call pays for it. An agent without rules builds
+// no CEL environment. The rules' parsed trees are kept in the state
+// folder between processes (rules.CachedChain): a hook or exec process
+// reuses the parse of an unchanged rule, and decides exactly as a server.
+func (g *Gate) compileRules(agents ...string) error {
 	if len(agents) == 0 {
 		for name := range g.cfg.Agents {
 			agents = append(agents, name)
 		}
+		slices.Sort(agents) // the first error is the same every time
 	}
+	compile := rules.CachedChain(g.cfg.StateDir)
+	var errs []error
 	for _, name := range agents {
 		p := g.cfg.Agents[name]
 		if p == nil || len(p.Rules) == 0 {
 			continue
 		}
-		if compile == nil {
-			return fmt.Errorf("agent %s: %w", name, ErrNoRuleCompiler)
-		}
 		chain, err := compile(p.Rules, tools.EffectCommand, g.ExamplePlanner(p))
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		if g.config == nil {
 			g.config = map[*config.Policy][]policy.Rule{}
 		}
 		g.config[p] = chain
 	}
+	if len(errs) > 0 {
+		return errs[0] // a *rules.Error, which names the file and line
+	}
 	return nil
 }
+
+// RuleError is why an agent's [[rules.deny]] did not compile in a dry
+// run's gate (OpenDryRun), or nil: the other roles refuse to open then.
+func (g *Gate) RuleError() error { return g.ruleErr }
 
 // configRules is the agent's compiled config rules; a rule the gate did
 // not compile is one that refuses every call, never one skipped.
@@ -76,7 +76,7 @@ func (g *Gate) configRules(p *config.Policy) []policy.Rule {
 func (g *Gate) ExamplePlanner(p *config.Policy) func(*config.Example) (*policy.ToolCall, error) {
 	return func(ex *config.Example) (*policy.ToolCall, error) {
 		c := Caller{
-			Via:     cmp.Or(ex.Via, ViaCheck),
+			Via:     cmp.Or(audit.Via(ex.Via), ViaCheck),
 			Session: &policy.Session{ID: "example", Agent: p.Name, State: policy.NewState()},
 			Policy:  p,
 		}
@@ -92,7 +92,7 @@ func (g *Gate) ExamplePlanner(p *config.Policy) func(*config.Example) (*policy.T
 			return nil, err
 		}
 		return &policy.ToolCall{
-			Tool: ex.Tool, Args: ex.Args, Effects: plan.Effects, Session: c.Session, Via: c.Via,
+			Tool: ex.Tool, Args: ex.Args, Effects: plan.Effects, Session: c.Session, Via: string(c.Via),
 			Zones: p.Zones, Lang: p.Lang, TellAll: plan.TellAll, Facts: plan.Facts,
 		}, nil
 	}

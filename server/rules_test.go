@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vaultgate/vaultgate/audit"
+	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/rules"
 )
@@ -39,17 +43,18 @@ when = 'effect.path.startsWith("мета/бобер/new")'
 reason = "the second rule never speaks"
 `
 
+// celGate is a server's gate over hookConfig's vault with celRules (and
+// extra), compiled as the server compiles them when it opens.
 func celGate(t *testing.T, extra string) (*Gate, Caller, string) {
 	t.Helper()
-	g, p, v, auditPath := hookGate(t, celRules+extra)
-	if err := g.CompileRules(rules.Chain); err != nil {
-		t.Fatal(err)
-	}
+	cfg := hookConfig(t, celRules+extra)
+	g := serverGate(t, cfg)
+	p, v := cfg.Policy(config.DefaultAgent), cfg.Vault
 	c := Caller{Via: ViaStdio, Session: &policy.Session{ID: "cel", Agent: p.Name, State: policy.NewState()}, Policy: p}
 	for _, name := range []string{"a.md", "b.md", "c.md", "d.md"} {
 		os.WriteFile(filepath.Join(v, "мета/бобер", name), []byte("x"), 0o644)
 	}
-	return g, c, auditPath
+	return g, c, cfg.AuditPath
 }
 
 // TestSessionCountersAcrossCalls: session.count and session.read grow
@@ -111,18 +116,87 @@ func TestRulesRunAfterTheBuiltIns(t *testing.T) {
 	}
 }
 
-// TestRulesFailClosed: a gate that did not compile an agent's rules
-// refuses its calls, naming the rule; a binary without a compiler does
-// not open; a runtime error denies and the audit names the rule.
-func TestRulesFailClosed(t *testing.T) {
-	g, p, _, _ := hookGate(t, celRules)
-	c := Caller{Via: ViaStdio, Session: &policy.Session{ID: "x", State: policy.NewState()}, Policy: p}
-	o := g.Call(context.Background(), c, "read", map[string]any{"path": "Welcome.md"}, Serve)
-	if o.Decision != Deny || o.Deny.Rule != "three_deletes" || !strings.Contains(o.Deny.Reason, "was not compiled") {
-		t.Errorf("an uncompiled rule: %s %+v", o.Decision, o.Deny)
+// botRules is an agent of its own, without the top level's rules.
+const botRules = `
+[agents.bot]
+token_env = "BOT_TOKEN"
+rules.inherit = false
+[[agents.bot.rules.deny]]
+name   = "bot_reads_nothing"
+when   = 'effect.op == "read"'
+reason = "the bot reads nothing"
+`
+
+// brokenRule is a top-level rule that does not compile.
+const brokenRule = `
+[[rules.deny]]
+name   = "broken"
+when   = 'effect.op == '
+reason = "never shown"
+`
+
+// lastRecord is the audit log's last line.
+func lastRecord(t *testing.T, auditPath string) audit.Record {
+	t.Helper()
+	var last audit.Record
+	if err := audit.Read(auditPath, func(r audit.Record) error { last = r; return nil }); err != nil {
+		t.Fatal(err)
 	}
-	if err := g.CompileRules(nil); !errors.Is(err, ErrNoRuleCompiler) {
-		t.Errorf("no compiler: %v", err)
+	return last
+}
+
+// TestRulesFailClosed: a gate opened for one agent's calls (a hook's or
+// exec's, OpenCall) compiles that agent's rules and judges its calls by
+// them; a call of another agent, whose rules it did not compile, is
+// refused, naming the rule, never judged without it. A rule that does not
+// compile keeps a server's gate and a call's gate of its agent from
+// opening, while a dry run's (check's) opens and reports it, refusing the
+// calls it would judge. A runtime error denies and the audit names the
+// rule.
+func TestRulesFailClosed(t *testing.T) {
+	cfg := hookConfig(t, celRules+botRules)
+	bot, def := cfg.Policy("bot"), cfg.Policy(config.DefaultAgent)
+	read := map[string]any{"file_path": filepath.Join(cfg.Vault, "Welcome.md")}
+	g := callGate(t, cfg, bot.Name)
+	if got := hookCall(t, g, bot, "bot", cfg.Vault, "Read", read); got != "the bot reads nothing" {
+		t.Errorf("the bot's read, judged by its own compiled rule: %q", got)
+	}
+	if r := lastRecord(t, cfg.AuditPath); r.Agent != "bot" || r.Rule != "bot_reads_nothing" {
+		t.Errorf("the bot's audit line: agent %q, rule %q", r.Agent, r.Rule)
+	}
+	got := hookCall(t, g, def, "default", cfg.Vault, "Read", read)
+	if !strings.Contains(got, `"three_deletes" was not compiled`) {
+		t.Errorf("a call of an agent whose rules the gate did not compile: %q", got)
+	}
+	if r := lastRecord(t, cfg.AuditPath); r.Decision != Deny || r.Rule != "three_deletes" {
+		t.Errorf("an uncompiled rule's audit line: %s, rule %q", r.Decision, r.Rule)
+	}
+	// The same call, through a gate opened for its own agent, is allowed.
+	if got := hookCall(t, callGate(t, cfg, def.Name), def, "default", cfg.Vault, "Read", read); got != "" {
+		t.Errorf("the default agent's read through its own gate: %q", got)
+	}
+
+	broken := hookConfig(t, brokenRule+botRules)
+	var re *rules.Error
+	if err := notOpened(OpenServer(broken, io.Discard)); !errors.As(err, &re) || re.Rule.Name != "broken" {
+		t.Errorf("a server with a rule that does not compile: %v", err)
+	}
+	if err := notOpened(OpenCall(broken, config.DefaultAgent)); !errors.As(err, &re) || re.Rule.Name != "broken" {
+		t.Errorf("a call of the agent whose rule does not compile: %v", err)
+	}
+	// Only the agent's own rules are compiled for its call.
+	brokenRead := map[string]any{"file_path": filepath.Join(broken.Vault, "Welcome.md")}
+	if got := hookCall(t, callGate(t, broken, "bot"), broken.Policy("bot"), "bot", broken.Vault, "Read", brokenRead); got != "the bot reads nothing" {
+		t.Errorf("the bot, beside a broken rule of another agent: %q", got)
+	}
+	dry := dryRunGate(t, broken)
+	if err := dry.RuleError(); !errors.As(err, &re) || re.Rule.Name != "broken" || !strings.Contains(err.Error(), "c.toml:") {
+		t.Errorf("a dry run's rule error: %v", err)
+	}
+	c := Caller{Via: ViaCheck, Session: &policy.Session{ID: "check", State: policy.NewState()}, Policy: broken.Policy(config.DefaultAgent)}
+	o := dry.Call(context.Background(), c, "read", map[string]any{"path": "Welcome.md"}, DryRun)
+	if o.Decision != Deny || o.Deny.Rule != "broken" || !strings.Contains(o.Deny.Reason, "was not compiled") {
+		t.Errorf("a dry run's call under a rule that did not compile: %s %+v", o.Decision, o.Deny)
 	}
 
 	g, c, auditPath := celGate(t, `
@@ -144,9 +218,10 @@ reason = "never shown"
 	}
 }
 
-// TestRuleExamplesAtStartUp: a failing example stops CompileRules with
-// the rule and the example named; the examples are planned against the
-// vault (a deny example of a delete of a file that is there).
+// TestRuleExamplesAtStartUp: a failing example keeps a server's gate from
+// opening, with the rule and the example named, and is a dry run's
+// RuleError; the examples are planned against the vault (a deny example
+// of a delete of a file that is there).
 func TestRuleExamplesAtStartUp(t *testing.T) {
 	good := `
 [[rules.deny]]
@@ -158,35 +233,78 @@ deny = { tool = "delete", args = { path = "мета/бобер/plan.md" } }
 [[rules.deny.examples]]
 allow = { tool = "delete", args = { path = "мета/бобер/other.md" } }
 `
-	g, _, _, _ := hookGate(t, good)
-	if err := g.CompileRules(rules.Chain); err != nil {
-		t.Fatalf("good examples: %v", err)
+	cfg := hookConfig(t, good)
+	serverGate(t, cfg)
+	if err := dryRunGate(t, cfg).RuleError(); err != nil {
+		t.Errorf("good examples, in a dry run: %v", err)
 	}
 	bad := strings.Replace(good, `allow = { tool = "delete", args = { path = "мета/бобер/other.md" } }`, `allow = { tool = "delete", args = { path = "мета/бобер/plan.md" } }`, 1)
-	g, _, _, _ = hookGate(t, bad)
-	err := g.CompileRules(rules.Chain)
-	var re *rules.Error
-	if !errors.As(err, &re) || re.Rule.Name != "keep_plan" || re.Example == nil || re.Example.Key != "rules.deny[0].examples[1]" ||
-		!strings.Contains(err.Error(), ".toml:17: rules.deny[0].examples[1]") {
-		t.Errorf("a failing example: %v", err)
+	cfg = hookConfig(t, bad)
+	failing := func(what string, err error) {
+		t.Helper()
+		var re *rules.Error
+		if !errors.As(err, &re) || re.Rule.Name != "keep_plan" || re.Example == nil || re.Example.Key != "rules.deny[0].examples[1]" ||
+			!strings.Contains(err.Error(), ".toml:17: rules.deny[0].examples[1]") {
+			t.Errorf("a failing example, %s: %v", what, err)
+		}
 	}
+	failing("a server", notOpened(OpenServer(cfg, io.Discard)))
+	failing("a call", notOpened(OpenCall(cfg, config.DefaultAgent)))
+	failing("a dry run", dryRunGate(t, cfg).RuleError())
 }
 
-// TestHookSessionCounters: the hook's session counters survive from one
-// hook process to the next in the session's state file.
-func TestHookSessionCounters(t *testing.T) {
-	g, p, v, _ := hookGate(t, celRules)
-	if err := g.CompileRules(rules.Chain); err != nil {
-		t.Fatal(err)
+// notOpened is the error of a gate that should not have opened; one that
+// did is closed at once.
+func notOpened(g *Gate, err error) error {
+	if err == nil {
+		g.Close()
 	}
-	for _, name := range []string{"a.md", "b.md", "c.md", "d.md"} {
-		os.WriteFile(filepath.Join(v, "мета/бобер", name), []byte("x"), 0o644)
+	return err
+}
+
+// TestWallHookSessionCounters: a Claude Code Bash is one call of its
+// session from the hook's judgement to exec's run (by the call id the
+// hook issued): its deletes are counted once — the real ones, when exec
+// applies them on the overlay; the predicted ones, at the judgement, when
+// there is no overlay — so the fourth is refused either way.
+func TestWallHookSessionCounters(t *testing.T) {
+	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
+		t.Skip("wall: the walled run needs root (CI runs it)")
 	}
-	for i, name := range []string{"a.md", "b.md", "c.md", "d.md"} {
-		got := hookCall(t, g, p, "counted", v, "Bash", map[string]any{"command": "rm мета/бобер/" + name})
-		if want := i == 3; (got != "") != want || want && got != "no more than 3 deletes per session" {
-			t.Errorf("rm %s: %q", name, got)
-		}
+	for _, wall := range []string{"required", "off"} {
+		t.Run("wall "+wall, func(t *testing.T) {
+			g, p, v, _ := hookGate(t, celRules+"\n[bash]\nwall = \""+wall+"\"\n")
+			for _, name := range []string{"a.md", "b.md", "c.md", "d.md"} {
+				os.WriteFile(filepath.Join(v, "мета/бобер", name), []byte("x"), 0o644)
+			}
+			// A file whose ctime is within the commit's margin of the
+			// call's start counts as changed meanwhile.
+			time.Sleep(30 * time.Millisecond)
+			for i, name := range []string{"a.md", "b.md", "c.md", "d.md"} {
+				command := "rm мета/бобер/" + name
+				a := hookAnswer(t, g, p, "counted", v, "Bash", map[string]any{"command": command})
+				if i == 3 {
+					if a.Deny != "no more than 3 deletes per session" {
+						t.Errorf("the fourth rm: %+v", a)
+					}
+					continue
+				}
+				if a.Deny != "" || a.UpdatedInput == nil {
+					t.Fatalf("rm %s: %+v", name, a)
+				}
+				ws := words(t, a.UpdatedInput["command"].(string))
+				o, err := g.Exec(context.Background(), ExecRequest{Agent: p, CallID: flagOf(ws, "--call"), Cwd: v, Args: map[string]any{"command": command}})
+				if err != nil || o.Decision != Allow || o.IsError() {
+					t.Fatalf("exec of rm %s: %v %+v", name, err, o)
+				}
+				if o.Record.Session != "counted" || o.Record.Continues == "" {
+					t.Errorf("exec's line: session %q, continues %q", o.Record.Session, o.Record.Continues)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(v, "мета/бобер/d.md")); err != nil {
+				t.Errorf("the refused rm ran: %v", err)
+			}
+		})
 	}
 }
 
@@ -201,9 +319,6 @@ name = "two_reads"
 when = 'effect.op == "read" && session.count["read"] >= 2'
 reason = "two reads are enough"
 `)
-	if err := g.CompileRules(rules.Chain); err != nil {
-		t.Fatal(err)
-	}
 	after := func(tool string, input map[string]any) {
 		t.Helper()
 		in := &HookInput{SessionID: "after", Cwd: v, HookEventName: "PostToolUse", ToolName: tool, ToolInput: input}

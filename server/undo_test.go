@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,8 +21,10 @@ import (
 	"github.com/vaultgate/vaultgate/policy"
 )
 
-// historyGate opens a gate as the server does (no-follow file system,
-// audit log, history) over a small vault of its own in a write zone.
+// historyGate opens a gate as the server does (OpenServer: no-follow file
+// system, audit log, history, start-up) over a small vault of its own in a
+// write zone. The tests undo as the person does, through a gate of their
+// own beside it (undo).
 func historyGate(t testing.TB) (g *Gate, vault, state string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -56,12 +59,7 @@ read_before_write = false
 [zones]
 write = ["."]
 `)
-	g, closeAll, err := Open(cfg, OpenOptions{StartUp: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(closeAll)
-	return g, vault, state
+	return serverGate(t, cfg), vault, state
 }
 
 // tree is a vault's content: each path with its kind, mode and body.
@@ -154,7 +152,7 @@ func TestUndoEachTool(t *testing.T) {
 			if fmt.Sprint(changed) == fmt.Sprint(before) {
 				t.Fatal("the call changed nothing")
 			}
-			u, err := g.Undo(UndoRequest{IDs: []string{o.ID}})
+			u, err := undo(t, g, UndoRequest{IDs: []string{o.ID}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +162,7 @@ func TestUndoEachTool(t *testing.T) {
 			after := tree(t, vault)
 			sameTree(t, "after undo", after, before)
 			// the undo is undoable: undoing it puts the change back
-			if _, err := g.Undo(UndoRequest{IDs: []string{u.ID}}); err != nil {
+			if _, err := undo(t, g, UndoRequest{IDs: []string{u.ID}}); err != nil {
 				t.Fatal(err)
 			}
 			sameTree(t, "after undoing the undo", tree(t, vault), changed)
@@ -208,7 +206,7 @@ func TestUndoSession(t *testing.T) {
 	if i := i100(t, g); i < 100 {
 		t.Fatalf("the history holds %d calls of s1", i)
 	}
-	u, err := g.Undo(UndoRequest{Session: "s1"})
+	u, err := undo(t, g, UndoRequest{Session: "s1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +253,7 @@ func TestUndoConflict(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(vault, "a.md"), []byte("person\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	u, err := g.Undo(UndoRequest{IDs: []string{o.ID, o2.ID}})
+	u, err := undo(t, g, UndoRequest{IDs: []string{o.ID, o2.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +271,7 @@ func TestUndoConflict(t *testing.T) {
 	if last.Via != ViaCLI || last.Tool != "undo" || last.Outcome != "failed" || !strings.Contains(last.Error, "a.md") {
 		t.Errorf("undo's audit line: %+v", last)
 	}
-	if _, err := g.Undo(UndoRequest{IDs: []string{o.ID}, Force: true}); err != nil {
+	if _, err := undo(t, g, UndoRequest{IDs: []string{o.ID}, Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if body, _ := os.ReadFile(filepath.Join(vault, "a.md")); string(body) != "alpha\nbeta\ngamma\n" {
@@ -292,10 +290,10 @@ func TestUndoAlreadyDone(t *testing.T) {
 	x := call(t, g, "s1", toolCall{"write", map[string]any{"path": "a.md", "content": "x\n"}})
 	mv := call(t, g, "s1", toolCall{"move", map[string]any{"source": "tree", "destination": "forest"}})
 	y := call(t, g, "s1", toolCall{"write", map[string]any{"path": "b.md", "content": "y\n"}})
-	if u, err := g.Undo(UndoRequest{IDs: []string{x.ID, mv.ID}}); err != nil || len(u.Restored) != 3 || len(u.Already) != 0 {
+	if u, err := undo(t, g, UndoRequest{IDs: []string{x.ID, mv.ID}}); err != nil || len(u.Restored) != 3 || len(u.Already) != 0 {
 		t.Fatalf("first undo: %+v %v", u, err)
 	}
-	u, err := g.Undo(UndoRequest{IDs: []string{x.ID, mv.ID}})
+	u, err := undo(t, g, UndoRequest{IDs: []string{x.ID, mv.ID}})
 	if err != nil || len(u.Conflicts) != 0 || len(u.Restored) != 0 || len(u.Nothing) != 0 || !slices.Equal(slices.Sorted(slices.Values(u.Already)), slices.Sorted(slices.Values([]string{x.ID, mv.ID}))) {
 		t.Errorf("undo again: %+v %v", u, err)
 	}
@@ -304,7 +302,7 @@ func TestUndoAlreadyDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	z := call(t, g, "s1", toolCall{"write", map[string]any{"path": "new.md", "content": "z\n"}})
-	u, err = g.Undo(UndoRequest{Session: "s1"})
+	u, err = undo(t, g, UndoRequest{Session: "s1"})
 	if err != nil || len(u.Conflicts) != 0 || !slices.Equal(u.Restored, []string{"new.md"}) || len(u.Already) != 3 {
 		t.Errorf("undo of the session: %+v %v (z is %s, y %s)", u, err, z.ID, y.ID)
 	}
@@ -312,7 +310,7 @@ func TestUndoAlreadyDone(t *testing.T) {
 	// a call whose path is neither its pre-image nor what it left is still a conflict
 	w := call(t, g, "s1", toolCall{"write", map[string]any{"path": "a.md", "content": "w\n"}})
 	os.WriteFile(filepath.Join(vault, "a.md"), []byte("person\n"), 0o644)
-	if u, err = g.Undo(UndoRequest{IDs: []string{w.ID}}); err != nil || len(u.Conflicts) != 1 || len(u.Already) != 0 {
+	if u, err = undo(t, g, UndoRequest{IDs: []string{w.ID}}); err != nil || len(u.Conflicts) != 1 || len(u.Already) != 0 {
 		t.Errorf("undo of a changed path: %+v %v", u, err)
 	}
 }
@@ -323,11 +321,11 @@ func TestUndoIDs(t *testing.T) {
 	g, vault, _ := historyGate(t)
 	read := call(t, g, "s1", toolCall{"read", map[string]any{"path": "a.md"}})
 	w := call(t, g, "s1", toolCall{"write", map[string]any{"path": "a.md", "content": "new\n"}})
-	u, err := g.Undo(UndoRequest{IDs: []string{read.ID}})
+	u, err := undo(t, g, UndoRequest{IDs: []string{read.ID}})
 	if err != nil || len(u.Nothing) != 1 || u.Nothing[0] != read.ID || len(u.Restored) != 0 {
 		t.Errorf("undo of a read: %+v %v", u, err)
 	}
-	_, err = g.Undo(UndoRequest{IDs: []string{w.ID, "0190aaaa-0000-7000-8000-000000000000"}})
+	_, err = undo(t, g, UndoRequest{IDs: []string{w.ID, "0190aaaa-0000-7000-8000-000000000000"}})
 	if !errors.Is(err, history.ErrUnknownID) {
 		t.Errorf("unknown id: %v", err)
 	}
@@ -378,11 +376,11 @@ func TestNoTempLeftovers(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(vault, "vaultgate-tmp-not-ours.md"), []byte("mine"), 0o644)
 	before := tree(t, vault)
-	_, closeAll, err := Open(g.cfg, OpenOptions{StartUp: true})
+	g2, err := OpenServer(g.cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeAll()
+	g2.Close()
 	for p := range before {
 		if strings.Contains(p, ".vaultgate-tmp-") {
 			delete(before, p)
@@ -445,7 +443,7 @@ func TestUndoOrderIsTheLocksOrder(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	u, err := g.Undo(UndoRequest{Session: "s"})
+	u, err := undo(t, g, UndoRequest{Session: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,10 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 // TestMutatingCallsSerialiseAcrossGates runs writes through two gates with
-// their own mutexes — as two vaultgate processes have — and checks that no
+// their own mutexes — as two vaultgate servers have — and checks that no
 // two calls were ever between plan and run at once.
 func TestMutatingCallsSerialiseAcrossGates(t *testing.T) {
 	dir := t.TempDir()
@@ -37,12 +36,8 @@ path = "`+filepath.Join(dir, "state", "audit.jsonl")+`"
 	}}
 	gates := make([]*Gate, 2)
 	for i := range gates {
-		rfs, err := tools.OpenRootFs(vault)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rfs.Close()
-		gates[i] = NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, Options{Rules: []policy.Rule{probe}})
+		gates[i] = serverGate(t, cfg)
+		gates[i].AddRules(probe)
 	}
 	p := cfg.Policy(config.DefaultAgent)
 	var wg sync.WaitGroup

@@ -52,11 +52,11 @@ func TestStartUpRollsForward(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(vault, "b.md"), []byte("the person's\n"), 0o644)
 	var log bytes.Buffer
-	_, closeAll, err := Open(g.cfg, OpenOptions{StartUp: true, Log: &log})
+	g2, err := OpenServer(g.cfg, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeAll()
+	g2.Close()
 	if body, _ := os.ReadFile(filepath.Join(vault, "a.md")); string(body) != "the agent's\n" {
 		t.Errorf("a.md holds %q, want the lost write rolled forward", body)
 	}
@@ -74,20 +74,20 @@ func TestStartUpRollsForward(t *testing.T) {
 // back without calling it changed since.
 func TestStartUpSettlesCutDelete(t *testing.T) {
 	g, vault, _ := historyGate(t)
-	if _, err := g.keep.(*history.Store).Begin("cut-delete", history.Meta{Tool: "delete", Session: "s"}, []history.Target{{Op: "delete", Path: "other/keep.md"}}); err != nil {
+	if _, err := g.keep.(*history.Store).Begin("cut-delete", history.Meta{Tool: "delete", Session: "s", Settled: history.SettledFromDisk}, []history.Target{{Op: "delete", Path: "other/keep.md"}}); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(vault, "other/keep.md"))
 	var log bytes.Buffer
-	g2, closeAll, err := Open(g.cfg, OpenOptions{StartUp: true, Log: &log})
+	g2, err := OpenServer(g.cfg, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAll()
+	g2.Close()
 	if !strings.Contains(log.String(), "1 delete(s) or move(s)") {
 		t.Errorf("start-up said:\n%s", log.String())
 	}
-	u, err := g2.Undo(UndoRequest{IDs: []string{"cut-delete"}})
+	u, err := undo(t, g2, UndoRequest{IDs: []string{"cut-delete"}})
 	if err != nil || len(u.Conflicts) != 0 {
 		t.Fatalf("undo: %+v %v", u, err)
 	}

@@ -98,7 +98,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 			Command:  command,
 			Dir:      cwd,
 			Env:      b.Env,
-			Environ:  os.Environ(),
+			Environ:  s.environ(),
 			Programs: an.Programs,
 			Secrets:  secrets,
 			Timeout:  timeout,
@@ -116,8 +116,7 @@ func planBash(s *Set, a args) (*Plan, error) {
 		if tx == nil {
 			return out, nil
 		}
-		call := &policy.ToolCall{Tool: "bash", Args: a.m}
-		return s.finishBash(tx, res, out, call, plan.Effects), nil
+		return s.finishBash(tx, res, out, plan.Effects), nil
 	}
 	return plan, nil
 }
@@ -321,4 +320,13 @@ func execWhy(w shell.ExecWhy) say.ExecWhy {
 		return m
 	}
 	return say.WhyUnexplained // the effect is still an exec, and still judged as one
+}
+
+// environ is the environment [bash] env picks from: the caller's, or this
+// process's own.
+func (s *Set) environ() []string {
+	if s.Environ != nil {
+		return s.Environ
+	}
+	return os.Environ()
 }

@@ -20,8 +20,8 @@ import (
 // A walled bash call runs on an overlay of the vault, and is a
 // transaction: when the command has ended, what it really changed (the
 // upper layer, read by txn.Diff) becomes effects that the agent's chain
-// judges like any other call's (Set.Judge), and only if every one is
-// allowed does txn.Commit apply them. The analysis stays the fast first
+// judges like any other call's (the gate judges a Pending), and only if
+// every one is allowed does txn.Commit apply them. The analysis stays the fast first
 // gate; this is the judge of what actually happened.
 
 // RealPart is the fact on each real effect of a call on the overlay: the
@@ -124,46 +124,37 @@ func (s *Set) takeLayer(tx *bashTxn, res sandbox.Result) error {
 	return nil
 }
 
-// finishBash decides what becomes of the changes of a command that has
-// ended: none when it did not end by itself, or any is refused, or one
-// conflicts with a change made meanwhile; else all of them. out is the
+// finishBash reads what a command that has ended changed on its layer:
+// nothing of it is applied when the command did not end by itself, or the
+// changes can't be read or are over the caps; else out carries them as
+// Pending, for the gate to judge and then commit or refuse. out is the
 // command's result, to which it adds what became of its changes.
-func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *policy.ToolCall, predicted []policy.Effect) *Result {
-	keep := false // an incomplete commit keeps its layer, for Sweep
+func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, predicted []policy.Effect) *Result {
+	pending := false // the layer is the Pending's, to commit or remove
 	defer func() {
-		if !keep {
+		if !pending {
 			tx.remove()
 		}
 	}()
 	layerErr := s.takeLayer(tx, res)
-	notApplied := func(m say.Message, d *policy.Deny) *Result {
-		out.NotApplied = m.Text(s.Lang)
-		out.Text = out.NotApplied + out.Text
-		out.Refused, out.Failed = d, true
-		if so, ok := out.Structured.(BashOutput); ok {
-			so.NotApplied = out.NotApplied
-			out.Structured = so
-		}
-		return out
-	}
 	if res.TimedOut || res.Signal != 0 {
-		return notApplied(say.BashUnfinished{}, nil)
+		return s.notApplied(out, say.BashUnfinished{}, nil)
 	}
 	if layerErr != nil {
-		return notApplied(say.BashChangesUnread{Problem: layerErr.Error()}, nil)
+		return s.notApplied(out, say.BashChangesUnread{Problem: layerErr.Error()}, nil)
 	}
 	if tx.memory != nil {
 		// The tmpfs is sized so that a call within its caps never fills
 		// it: a full one stopped a write past them (ENOSPC).
 		full, err := sandbox.MemoryFull(res.Upper, *tx.memory)
 		if err != nil {
-			return notApplied(say.BashChangesUnread{Problem: err.Error()}, nil)
+			return s.notApplied(out, say.BashChangesUnread{Problem: err.Error()}, nil)
 		}
 		switch full {
 		case "files":
-			return notApplied(say.BashOverLimit{Key: "max_changed_files", Limit: tx.memory.MaxFiles}, nil)
+			return s.notApplied(out, say.BashOverLimit{Key: "max_changed_files", Limit: tx.memory.MaxFiles}, nil)
 		case "bytes":
-			return notApplied(say.BashOverLimit{Key: "max_changed_bytes", Limit: tx.memory.MaxBytes}, nil)
+			return s.notApplied(out, say.BashOverLimit{Key: "max_changed_bytes", Limit: tx.memory.MaxBytes}, nil)
 		}
 	}
 	changes, err := txn.Diff(tx.layer, s.Vault.Root, tx.diff)
@@ -171,34 +162,106 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *pol
 	switch {
 	case errors.As(err, &limit):
 		key := map[string]string{"files": "max_changed_files", "bytes": "max_changed_bytes"}[limit.What]
-		return notApplied(say.BashOverLimit{Key: key, Limit: limit.Limit}, nil)
+		return s.notApplied(out, say.BashOverLimit{Key: key, Limit: limit.Limit}, nil)
 	case err != nil:
-		return notApplied(say.BashChangesUnread{Problem: err.Error()}, nil)
+		return s.notApplied(out, say.BashChangesUnread{Problem: err.Error()}, nil)
 	}
-	real := s.realEffects(changes, predicted)
-	effects := make([]policy.Effect, len(real))
-	for i := range real {
-		effects[i] = real[i].Effect
+	out.Real = s.realEffects(changes, predicted)
+	out.Pending = &Pending{set: s, tx: tx, changes: changes, out: out}
+	pending = true
+	return out
+}
+
+// notApplied marks out as a run none of whose changes reached the vault,
+// for m's reason (d: the chain's refusal, when it was that).
+func (s *Set) notApplied(out *Result, m say.Message, d *policy.Deny) *Result {
+	out.NotApplied = m.Text(s.Lang)
+	out.Text = out.NotApplied + out.Text
+	out.Refused, out.Failed = d, true
+	if so, ok := out.Structured.(BashOutput); ok {
+		so.NotApplied = out.NotApplied
+		out.Structured = so
 	}
-	out.Real = real
-	if d := s.judgeReal(call, effects); d != nil {
-		var reasons []string
-		for i := range real {
-			if rd := s.judgeReal(call, effects[i:i+1]); rd != nil {
-				real[i].Refused = true
-				reasons = appendNew(reasons, rd.Reason)
-			}
+	return out
+}
+
+// Pending is what a bash call on the overlay really changed, read and
+// zoned but not applied: the tool does not judge it. The gate judges its
+// Effects with the agent's chain — the same chain that judged what the
+// call would do — and then either commits it or refuses it; exactly one
+// of Commit, Refuse and Discard is called, each of which ends the
+// call's layer.
+type Pending struct {
+	set     *Set
+	tx      *bashTxn
+	changes []txn.Change
+	out     *Result
+	done    bool
+}
+
+// Effects are the real effects, in the order of Result.Real.
+func (p *Pending) Effects() []policy.Effect {
+	effects := make([]policy.Effect, len(p.out.Real))
+	for i := range p.out.Real {
+		effects[i] = p.out.Real[i].Effect
+	}
+	return effects
+}
+
+// Facts is what the bash rule reads of a call of real effects.
+func (p *Pending) Facts() any { return BashCall{Real: true} }
+
+// end takes the layer off the call, once.
+func (p *Pending) end() bool {
+	if p.done {
+		return false
+	}
+	p.done = true
+	p.out.Pending = nil
+	return true
+}
+
+// Refuse throws the changes away for the chain's refusal d: refused marks
+// each real effect the chain refused on its own, and reasons are the
+// refusals to name.
+func (p *Pending) Refuse(d *policy.Deny, refused []bool, reasons []string) *Result {
+	if !p.end() {
+		return p.out
+	}
+	defer p.tx.remove()
+	for i := range p.out.Real {
+		p.out.Real[i].Refused = i < len(refused) && refused[i]
+	}
+	return p.set.notApplied(p.out, say.BashNotApplied{Refusals: reasons}, d)
+}
+
+// Discard throws the changes away without a judgement: a call that could
+// not be judged to its end (a panic) applies nothing.
+func (p *Pending) Discard() {
+	if p.end() {
+		p.tx.remove()
+	}
+}
+
+// Commit applies every change, all or nothing: nothing when the history
+// can't keep what they replace, or one conflicts with a change made
+// meanwhile.
+func (p *Pending) Commit() *Result {
+	if !p.end() {
+		return p.out
+	}
+	s, tx, out, changes := p.set, p.tx, p.out, p.changes
+	keep := false // an incomplete commit keeps its layer, for Sweep
+	defer func() {
+		if !keep {
+			tx.remove()
 		}
-		if len(reasons) == 0 {
-			reasons = []string{d.Reason} // a rule that judges the call as a whole
-		}
-		return notApplied(say.BashNotApplied{Refusals: reasons}, d)
-	}
+	}()
 	k, refusal := s.keepCommit(tx.layer, changes)
 	if refusal != nil {
-		return notApplied(refusal, nil)
+		return s.notApplied(out, refusal, nil)
 	}
-	err = txn.Commit(s.Vault.Fs, tx.layer, changes, txn.CommitOptions{Started: tx.started})
+	err := txn.Commit(s.Vault.Fs, tx.layer, changes, txn.CommitOptions{Started: tx.started})
 	k.settleCommit(err)
 	if len(changes) > 0 {
 		s.Vault.Changed()
@@ -207,34 +270,14 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, call *pol
 	var incomplete *txn.IncompleteError
 	switch {
 	case errors.As(err, &conflict):
-		return notApplied(say.BashConflict{Path: conflict.Path}, nil)
+		return s.notApplied(out, say.BashConflict{Path: conflict.Path}, nil)
 	case errors.As(err, &incomplete):
 		keep = true
-		return notApplied(say.BashCommitFailed{Problem: err.Error()}, nil)
+		return s.notApplied(out, say.BashCommitFailed{Problem: err.Error()}, nil)
 	case err != nil:
-		return notApplied(say.BashNotCommitted{Problem: err.Error()}, nil)
+		return s.notApplied(out, say.BashNotCommitted{Problem: err.Error()}, nil)
 	}
 	return out
-}
-
-// judgeReal runs the agent's chain on real effects; without a judge
-// nothing is let through.
-func (s *Set) judgeReal(call *policy.ToolCall, effects []policy.Effect) *policy.Deny {
-	c := *call
-	c.Effects, c.TellAll, c.Facts = effects, true, BashCall{Real: true}
-	if s.Judge == nil {
-		return &policy.Deny{Rule: "bash", Reason: say.BashChangesUnread{Problem: "no judge for the changes"}.Text(s.Lang)}
-	}
-	return s.Judge(&c)
-}
-
-func appendNew(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
 }
 
 // realEffects turns the changes into effects, zoned, in the terms the
@@ -458,10 +501,10 @@ func commitTargets(changes []txn.Change) []history.Target {
 	for _, c := range changes {
 		switch c.Op {
 		case txn.Move:
-			add(history.Target{Op: "move", Path: c.From, To: c.Path})
-			add(history.Target{Op: "move", Path: c.Path, From: c.From})
+			add(history.Target{Op: history.OpMove, Path: c.From, To: c.Path})
+			add(history.Target{Op: history.OpMove, Path: c.Path, From: c.From})
 		default:
-			add(history.Target{Op: c.Op.String(), Path: c.Path})
+			add(history.Target{Op: history.Op(c.Op.String()), Path: c.Path})
 		}
 	}
 	return out

@@ -61,11 +61,6 @@ func corpusTxnVault(t *testing.T) (*Set, string, string) {
 		Env: []string{"PATH"}, MaxChangedFiles: 1000, MaxChangedBytes: 64 << 20,
 	}
 	s := &Set{Vault: &Vault{Root: root, Fs: rfs, StateDir: filepath.Join(base, "state")}, Zones: tab, Lang: "en", State: policy.NewState(), Bash: b}
-	chain := txnChain(b)
-	s.Judge = func(c *policy.ToolCall) *policy.Deny {
-		c.Zones, c.Lang = tab, "en"
-		return chain.Judge(c)
-	}
 	return s, root, filepath.Join(base, "outside")
 }
 

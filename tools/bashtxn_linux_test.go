@@ -76,11 +76,6 @@ func txnVault(t testing.TB) (*Set, string) {
 		Env: []string{"PATH"}, MaxChangedFiles: 1000, MaxChangedBytes: 64 << 20,
 	}
 	s := &Set{Vault: &Vault{Root: root, Fs: rfs, StateDir: state}, Zones: tab, Lang: "en", State: policy.NewState(), Bash: b}
-	chain := txnChain(b)
-	s.Judge = func(c *policy.ToolCall) *policy.Deny {
-		c.Zones, c.Lang = tab, "en"
-		return chain.Judge(c)
-	}
 	return s, root
 }
 
@@ -112,7 +107,25 @@ func runBash(t *testing.T, s *Set, command string, timeout int) bashOutcome {
 		return bashOutcome{deny: d, plan: p}
 	}
 	res, err := p.Run(context.Background())
+	if err == nil {
+		res = settle(txnChain(s.Bash), c, res)
+	}
 	return bashOutcome{res: res, err: err, plan: p}
+}
+
+// settle does with a run's pending changes what the gate does: judges
+// them with chain, as a call of their own, and commits or refuses them.
+func settle(chain policy.Chain, call *policy.ToolCall, res *Result) *Result {
+	p := res.Pending
+	if p == nil {
+		return res
+	}
+	real := *call
+	real.Effects, real.TellAll, real.Facts = p.Effects(), true, p.Facts()
+	if d, refused, reasons := chain.JudgeEach(&real); d != nil {
+		return p.Refuse(d, refused, reasons)
+	}
+	return p.Commit()
 }
 
 // tree is the vault on disk: each path with its kind, mode and content's hash.

@@ -27,7 +27,6 @@ func TestRealEffects(t *testing.T) {
 	b := &config.Bash{}
 	s := &Set{Vault: &Vault{Root: "/v", Fs: afero.NewMemMapFs()}, Zones: tab, Lang: "en", Bash: b}
 	chain := txnChain(b)
-	s.Judge = func(c *policy.ToolCall) *policy.Deny { c.Zones, c.Lang = tab, "en"; return chain.Judge(c) }
 	file := &txn.State{Mode: 0o644, Size: 2, SHA256: "ab"}
 	fifo := &txn.State{Mode: fs.ModeNamedPipe | 0o644}
 	for _, c := range []struct {
@@ -69,7 +68,7 @@ func TestRealEffects(t *testing.T) {
 			if strings.Join(got, "; ") != c.effects {
 				t.Errorf("effects %q, want %q", strings.Join(got, "; "), c.effects)
 			}
-			d := s.judgeReal(&policy.ToolCall{Tool: "bash"}, effects)
+			d, _, _ := chain.JudgeEach(&policy.ToolCall{Tool: "bash", Effects: effects, Zones: tab, Lang: "en", TellAll: true, Facts: BashCall{Real: true}})
 			switch {
 			case c.deny == "" && d != nil:
 				t.Errorf("refused: %s", d.Reason)

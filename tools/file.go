@@ -385,9 +385,9 @@ func planWrite(s *Set, a args) (*Plan, error) {
 			if st.dir {
 				return nil, s.fail(say.IsFolder{Path: rel.String()})
 			}
-			op := "create"
+			op := history.OpCreate
 			if st.exists {
-				op = "modify"
+				op = history.OpModify
 			}
 			k, err := s.atomicWrite(rel.String(), []byte(content), st,
 				append(s.newFolder(rel), history.Target{Op: op, Path: rel.String()}))
@@ -682,8 +682,10 @@ func planMove(s *Set, a args) (*Plan, error) {
 			case dstat.exists && sst.dir:
 				return nil, s.fail(say.OverwriteFolder{Path: src.String()})
 			}
-			k, err := s.keep(append(s.newFolder(dst), history.Target{Op: "move", Path: src.String(), To: dst.String()},
-				history.Target{Op: "move", Path: dst.String(), From: src.String()})...)
+			// What a kill leaves of a move is told from the disk.
+			s.Call.Settled = history.SettledFromDisk
+			k, err := s.keep(append(s.newFolder(dst), history.Target{Op: history.OpMove, Path: src.String(), To: dst.String()},
+				history.Target{Op: history.OpMove, Path: dst.String(), From: src.String()})...)
 			if err != nil {
 				return nil, err
 			}
@@ -764,7 +766,8 @@ func planDelete(s *Set, a args) (*Plan, error) {
 					return nil, s.fail(say.FolderNotEmpty{Path: rel.String()})
 				}
 			}
-			k, err := s.keep(history.Target{Op: "delete", Path: name})
+			s.Call.Settled = history.SettledFromDisk // what a kill leaves of a delete is told from the disk
+			k, err := s.keep(history.Target{Op: history.OpDelete, Path: name})
 			if err != nil {
 				return nil, err
 			}

@@ -142,11 +142,6 @@ func hookWrite(field string) planner {
 	}
 }
 
-// HookKeptPrefix keys, in the session's state, the call id under which the
-// hook kept a file's pre-image before Claude Code's write of it: the
-// PostToolUse of the file confirms what the write left.
-const HookKeptPrefix = "kept:"
-
 // keptByHook gives the plan of a Claude Code write a run that keeps the
 // pre-image of each path it may change, before Claude Code changes it:
 // its error refuses the write (fail closed). An earlier write of the
@@ -161,7 +156,7 @@ func (s *Set) keptByHook(p *Plan) *Plan {
 		var targets []history.Target
 		for _, e := range p.Effects {
 			if !e.Path.IsZero() {
-				targets = append(targets, history.Target{Op: e.Op.String(), Path: e.Path.String()})
+				targets = append(targets, history.Target{Op: history.Op(e.Op.String()), Path: e.Path.String()})
 			}
 		}
 		if len(targets) == 0 {
@@ -170,9 +165,10 @@ func (s *Set) keptByHook(p *Plan) *Plan {
 		if _, err := s.History.Begin(s.CallID, s.Call, targets); err != nil {
 			return nil, s.fail(say.HistoryFailed{Path: targets[0].Path, Problem: err.Error()})
 		}
+		// The PostToolUse of the file confirms what the write left.
 		for _, t := range targets {
 			if s.State != nil {
-				s.State.Set(HookKeptPrefix+t.Path, s.CallID)
+				policy.Keep(s.State, t.Path, s.CallID)
 			}
 		}
 		return nil, nil
@@ -188,11 +184,8 @@ func (s *Set) settleHookWrites() {
 	if !ok || s.State == nil {
 		return
 	}
-	for k, v := range s.State.Snapshot() {
-		if id, isID := v.(string); isID && strings.HasPrefix(k, HookKeptPrefix) {
-			st.Confirm(id)
-			s.State.Delete(k)
-		}
+	for _, id := range policy.TakeAllKept(s.State) {
+		st.Confirm(id)
 	}
 }
 
@@ -203,11 +196,8 @@ func (s *Set) confirmHookWrite(rel string) {
 	if !ok || s.State == nil {
 		return
 	}
-	if v, found := s.State.Get(HookKeptPrefix + rel); found {
-		if id, isID := v.(string); isID {
-			st.Confirm(id)
-		}
-		s.State.Delete(HookKeptPrefix + rel)
+	if id, found := policy.TakeKept(s.State, rel); found {
+		st.Confirm(id)
 	}
 }
 

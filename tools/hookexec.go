@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
@@ -26,31 +28,35 @@ import (
 
 // HookExec is how the hook names `vaultgate exec` to Claude Code.
 type HookExec struct {
-	Binary  string // the vaultgate binary, absolute
-	Config  string // the policy file, absolute
-	Agent   string // the config's agent; "" is the default one
-	Session string // Claude Code's session id: a label for exec's audit line
+	Binary string // the vaultgate binary, absolute
+	Config string // the policy file, absolute
+	Agent  string // the config's agent; "" is the default one
+	// CallID is the id the gate issues for this call if it is allowed:
+	// exec presents it to run as the judged call's continuation (the
+	// same session, and an audit line naming the hook's).
+	CallID string
 }
 
 // Command is the shell command that runs command through vaultgate exec
 // with timeout. The command travels base64-encoded, so no quoting of its
 // own (nor Claude Code's handling of it) can change what reaches exec;
-// every other word is single-quoted.
-func (x *HookExec) Command(command string, timeout time.Duration) string {
-	w := []string{shellQuote(x.Binary), "exec", "--config", shellQuote(x.Config)}
+// every other word is quoted for bash by the shell parser's own quoter.
+func (x *HookExec) Command(command string, timeout time.Duration) (string, error) {
+	w := []string{x.Binary, "exec", "--config", x.Config}
 	if x.Agent != "" && x.Agent != config.DefaultAgent {
-		w = append(w, "--agent", shellQuote(x.Agent))
+		w = append(w, "--agent", x.Agent)
 	}
-	w = append(w, "--session", shellQuote(x.Session),
+	w = append(w, "--call", x.CallID,
 		"--timeout", fmt.Sprintf("%ds", int(timeout/time.Second)),
 		"--command-b64", base64.StdEncoding.EncodeToString([]byte(command)))
-	return strings.Join(w, " ")
-}
-
-// shellQuote quotes s as one word for bash: inside single quotes nothing
-// is special but the quote itself.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	for i, word := range w {
+		q, err := syntax.Quote(word, syntax.LangBash)
+		if err != nil {
+			return "", fmt.Errorf("%q can't be one word of a bash command: %w", word, err)
+		}
+		w[i] = q
+	}
+	return strings.Join(w, " "), nil
 }
 
 // ClaudeMaxTimeout is the longest Claude Code lets a Bash call run (its
@@ -109,9 +115,14 @@ func hookBash(s *Set, a args) (*Plan, error) {
 	for k, v := range a.m {
 		input[k] = v
 	}
-	input["command"] = s.Hook.Exec.Command(command, timeout)
+	rewritten, err := s.Hook.Exec.Command(command, timeout)
+	if err != nil {
+		return bashRefused(s.say(say.HookNoExec{Problem: err.Error()})), nil
+	}
+	input["command"] = rewritten
 	input["timeout"] = int(min(timeout+ExecGrace, ClaudeMaxTimeout) / time.Millisecond)
 	plan.Run = func(context.Context) (*Result, error) { return &Result{UpdatedInput: input}, nil }
+	plan.HandsOn = true
 	return plan, nil
 }
 

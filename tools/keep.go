@@ -75,5 +75,5 @@ func (s *Set) newFolder(rel zones.Path) []history.Target {
 	if outer == "" {
 		return nil
 	}
-	return []history.Target{{Op: "create", Path: outer}}
+	return []history.Target{{Op: history.OpCreate, Path: outer}}
 }

@@ -34,6 +34,9 @@ type Vault struct {
 	// StateDir is the server's state folder, where a walled bash call's
 	// overlay layer is made (txn.NewLayer): never inside the vault.
 	StateDir string
+	// ID is the vault's id (package vaultid), which every audit line and
+	// history entry of the gate names; "" names none.
+	ID string
 
 	// changed is when this process last changed the vault (a bash
 	// commit, a file tool; unix nanoseconds), so the next bash call starts

@@ -31,10 +31,22 @@ type Plan struct {
 	// itself (the vault server, for the hook's mcp__<server_name>__ tools):
 	// allowed here, it leaves no audit line of its own.
 	Forwarded bool
+	// HandsOn says the run only hands the call on to another call of the
+	// same session that runs it (Claude Code's Bash, to vaultgate exec):
+	// the session is counted for it there, once.
+	HandsOn bool
 
 	analysis *shell.Analysis // bash: what the command was found to do
 	// Run does the work. It is called only if the chain allowed the plan.
 	Run func(ctx context.Context) (*Result, error)
+}
+
+// RealJudged reports whether what the call really changes is judged after
+// it has run (bash on the overlay, and Claude Code's Bash, which exec runs
+// so): the session is counted for those real effects, not the predicted.
+func (p *Plan) RealJudged() bool {
+	bc, ok := p.Facts.(BashCall)
+	return ok && bc.Overlay && bc.Refusal == nil
 }
 
 // Result is what a tool returns to the model.
@@ -50,8 +62,11 @@ type Result struct {
 	Signal         int
 	Stdout, Stderr string
 
-	// Real is what a bash call on the overlay really changed, judged.
+	// Real is what a bash call on the overlay really changed.
 	Real []RealEffect
+	// Pending holds Real's changes until the gate has judged them: it
+	// then commits or refuses them (and Pending is nil again).
+	Pending *Pending
 	// NotApplied says why none of those changes reached the vault (in
 	// the agent's language; also at the head of Text), "" when all did.
 	NotApplied string
@@ -114,11 +129,11 @@ type Set struct {
 	// Cwd is the folder bash runs in, absolute: a person's command run
 	// from a folder of the vault (vaultgate exec); "" is the vault root.
 	Cwd string
-	// Judge runs the agent's chain on a call the set judges itself once
-	// it has run: the real effects of bash on the overlay. The gate fills
-	// in who calls (session, via, zones, language); without a judge no
-	// real change is applied.
-	Judge func(*policy.ToolCall) *policy.Deny
+	// Environ is the environment of whoever asked for the call, which
+	// [bash] env picks from: exec's, when a server runs exec's command
+	// for it; nil is this process's own. Secrets always come from this
+	// process's own, whose values the audit log masks.
+	Environ []string
 	// History keeps what the file tools change, before they change it;
 	// nil keeps nothing. Call names the call for it.
 	History history.Recorder

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/vaultgate/vaultgate/internal/vaulttest"
-	"github.com/vaultgate/vaultgate/server"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 // bashEnv serves a real copy of the sample vault with wall = "off", so the
@@ -28,12 +26,7 @@ wall = "off"
 timeout = "20s"
 max_timeout = "1m"
 `+extra)
-	rfs, err := tools.OpenRootFs(vault)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rfs.Close() })
-	return newEnvWith(t, cfg, rfs, server.Options{}), vault
+	return newEnvWith(t, cfg), vault
 }
 
 func TestBashTool(t *testing.T) {
@@ -112,7 +105,7 @@ commands = ["echo"]
 }
 
 func TestBashNeedsWallWhenRequired(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{}) // the sample config: wall = "required"
+	e := newEnv(t) // the sample config: wall = "required"
 	e.mustFail("bash", map[string]any{"command": "ls"}, `wall = "required"`)
 	if r := e.lastRecord(); r["decision"] != "deny" || r["rule"] != "bash" {
 		t.Errorf("record: %v", r)

@@ -8,17 +8,13 @@ import (
 	"testing"
 
 	"github.com/spf13/afero"
-
-	"github.com/vaultgate/vaultgate/server"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 // BenchmarkReadRoundTrip is one MCP read of a 4 KB note through the
 // in-process client: JSON-RPC, plan, judge, run, audit line.
 func BenchmarkReadRoundTrip(b *testing.B) {
-	fsys := memVault(b)
-	afero.WriteFile(fsys, "notes/4k.md", []byte(strings.Repeat("0123456789abcde\n", 256)), 0o644)
-	e := newEnv(b, fsys, server.Options{})
+	e := newEnv(b)
+	afero.WriteFile(e.fs, "notes/4k.md", []byte(strings.Repeat("0123456789abcde\n", 256)), 0o644)
 	args := map[string]any{"path": "notes/4k.md"}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -29,7 +25,7 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 }
 
 // BenchmarkSearch10k searches a generated vault of 10,000 notes on disk,
-// through the production RootFs, for a word in one note in a hundred.
+// through the production file system, for a word in one note in a hundred.
 func BenchmarkSearch10k(b *testing.B) {
 	dir := b.TempDir()
 	for i := range 10_000 {
@@ -46,12 +42,7 @@ func BenchmarkSearch10k(b *testing.B) {
 edit = ["."]
 hidden = ["notes/50"]
 `)
-	rfs, err := tools.OpenRootFs(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rfs.Close()
-	e := newEnvWith(b, cfg, rfs, server.Options{})
+	e := newEnvWith(b, cfg)
 	args := map[string]any{"query": "needle", "max_results": 1000}
 	b.ResetTimer()
 	for b.Loop() {

@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	"github.com/spf13/afero"
-	"github.com/vaultgate/vaultgate/server"
 )
 
 // TestZoneCellsEndToEnd drives each effect into a file of each zone through
-// the real tools on a MemMapFs, and checks the files afterwards: the zone
-// table of the README, as the model meets it.
+// the real tools, on a vault of its own on disk for each zone, and checks
+// the files afterwards: the zone table of the README, as the model meets
+// it.
 func TestZoneCellsEndToEnd(t *testing.T) {
 	zonesDirs := map[string]string{"write": "w", "edit": "e", "create": "c", "protected": "p", "hidden": "h", "none": "n"}
 	// read create modify delete move-out move-in
@@ -21,7 +21,16 @@ func TestZoneCellsEndToEnd(t *testing.T) {
 		"hidden":    {false, false, false, false, false, false},
 		"none":      {false, false, false, false, false, false},
 	}
-	cfg := loadConfig(t, `vault = "../testdata/vault"
+	for zone, dir := range zonesDirs {
+		vault := t.TempDir()
+		fsys := afero.NewBasePathFs(afero.NewOsFs(), vault)
+		for _, d := range zonesDirs {
+			fsys.MkdirAll(d, 0o755)
+			afero.WriteFile(fsys, d+"/f.md", []byte("old"), 0o644)
+		}
+		// the move partner is a write zone: never laundering, never refused for its own sake
+		afero.WriteFile(fsys, "w/src.md", []byte("src"), 0o644)
+		cfg := loadConfig(t, `vault = "`+vault+`"
 [zones]
 write = ["w"]
 edit = ["e"]
@@ -29,14 +38,7 @@ create = ["c"]
 protected = ["p"]
 hidden = ["h"]
 `)
-	for zone, dir := range zonesDirs {
-		fsys := afero.NewMemMapFs()
-		for _, d := range zonesDirs {
-			afero.WriteFile(fsys, d+"/f.md", []byte("old"), 0o644)
-		}
-		// the move partner is a write zone: never laundering, never refused for its own sake
-		afero.WriteFile(fsys, "w/src.md", []byte("src"), 0o644)
-		e := newEnvWith(t, cfg, fsys, server.Options{})
+		e := newEnvWith(t, cfg)
 		f := dir + "/f.md"
 		ok := func(tool string, args map[string]any) bool {
 			_, isErr := e.call(tool, args)

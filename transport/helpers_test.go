@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,67 +15,37 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/afero"
 
-	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/server"
-	"github.com/vaultgate/vaultgate/tools"
 )
-
-// memVault copies the sample vault into a MemMapFs.
-func memVault(t testing.TB) afero.Fs {
-	t.Helper()
-	mem := afero.NewMemMapFs()
-	root := "../testdata/vault"
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			return mem.MkdirAll(filepath.ToSlash(rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return afero.WriteFile(mem, filepath.ToSlash(rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mem
-}
 
 type env struct {
 	t      testing.TB
 	cfg    *config.Config
-	fs     afero.Fs
+	fs     afero.Fs // the vault's files as the test reads and writes them, beside the gate
 	gate   *server.Gate
 	client *client.Client
 	audit  string
 }
 
-// newEnv serves the sample vault's policy over fsys to an in-process client.
-func newEnv(t testing.TB, fsys afero.Fs, opt server.Options) *env {
+// newEnv serves the sample vault's policy (testdata/vault.toml) over a
+// copy of the sample vault to an in-process client; rules are a library
+// user's, after the config's.
+func newEnv(t testing.TB, rules ...policy.Rule) *env {
 	t.Helper()
-	cfg, err := config.Load("../testdata/vault.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return newEnvWith(t, cfg, fsys, opt)
+	return newEnvWith(t, sampleConfig(t), rules...)
 }
 
-func newEnvWith(t testing.TB, cfg *config.Config, fsys afero.Fs, opt server.Options) *env {
+// newEnvWith serves cfg's vault to an in-process client, on a gate opened
+// as `vaultgate serve` opens it (server.OpenServer: the vault's real files
+// through the production file system, the config's audit log, history
+// and rules).
+func newEnvWith(t testing.TB, cfg *config.Config, rules ...policy.Rule) *env {
 	t.Helper()
-	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	w, err := audit.Open(logPath, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	opt.Audit = w
-	g := server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: fsys}, opt)
+	g := serverGate(t, cfg)
+	g.AddRules(rules...)
 	p := cfg.Policy(config.DefaultAgent)
 	session := &policy.Session{ID: "test-session", Agent: p.Name, State: policy.NewState()}
 	s := MCP(g, p, func(context.Context) (server.Caller, error) {
@@ -96,7 +66,19 @@ func newEnvWith(t testing.TB, cfg *config.Config, fsys afero.Fs, opt server.Opti
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &env{t: t, cfg: cfg, fs: fsys, gate: g, client: c, audit: logPath}
+	return &env{t: t, cfg: cfg, fs: afero.NewBasePathFs(afero.NewOsFs(), cfg.Vault), gate: g, client: c, audit: cfg.AuditPath}
+}
+
+// serverGate opens cfg's vault as `vaultgate serve` does, and closes it
+// when the test ends.
+func serverGate(t testing.TB, cfg *config.Config) *server.Gate {
+	t.Helper()
+	g, err := server.OpenServer(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
 }
 
 // call calls a tool and returns its text and whether it was an error.
@@ -180,15 +162,44 @@ func (e *env) lastRecord() map[string]any {
 	return r[len(r)-1]
 }
 
-func loadConfig(t testing.TB, body string) *config.Config {
+// sampleConfig is the sample vault's own config (testdata/vault.toml),
+// written beside a copy of the sample vault as it lies in testdata: the
+// audit log and state folder in the temp folder's .state.
+func sampleConfig(t testing.TB) *config.Config {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "c.toml")
-	abs, _ := filepath.Abs("../testdata/vault")
-	body = strings.Replace(body, `"../testdata/vault"`, `"`+abs+`"`, 1)
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+	dir := filepath.Join(t.TempDir(), "testdata")
+	vaulttest.CopyDir(t, "../testdata/vault", filepath.Join(dir, "vault"))
+	body, err := os.ReadFile("../testdata/vault.toml")
+	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(p)
+	return writeConfig(t, filepath.Join(dir, "vault.toml"), string(body))
+}
+
+// loadConfig writes body as a config file in a temp folder and loads it.
+// "../testdata/vault" in body is a copy of the sample vault in that
+// folder; a body without an [audit] table gets one, with the log in the
+// folder's state/ (never the person's own state folder).
+func loadConfig(t testing.TB, body string) *config.Config {
+	t.Helper()
+	dir := t.TempDir()
+	if strings.Contains(body, `"../testdata/vault"`) {
+		vault := filepath.Join(dir, "vault")
+		vaulttest.CopyDir(t, "../testdata/vault", vault)
+		body = strings.Replace(body, `"../testdata/vault"`, `"`+vault+`"`, 1)
+	}
+	if !strings.Contains(body, "[audit]") {
+		body += "\n[audit]\npath = \"" + filepath.Join(dir, "state", "audit.jsonl") + "\"\n"
+	}
+	return writeConfig(t, filepath.Join(dir, "vaultgate.toml"), body)
+}
+
+func writeConfig(t testing.TB, path, body string) *config.Config {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vaultgate/vaultgate/audit"
-	"github.com/vaultgate/vaultgate/server"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 const (
@@ -48,17 +46,7 @@ lang = "ru"
 [agents.bot.zones]
 protected = ["."]
 `)
-	rfs, err := tools.OpenRootFs(vault)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rfs.Close() })
-	w, err := audit.Open(auditPath, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	g := server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, server.Options{Audit: w})
+	g := serverGate(t, cfg)
 	tokens, err := Tokens(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/server"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 // What the model reads at initialize and in tools/list is in its language.
@@ -28,7 +27,7 @@ hidden    = ["notes/private"]
 	if strings.Contains(ins, "private") {
 		t.Errorf("instructions name a hidden zone:\n%s", ins)
 	}
-	g := server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: memVault(t)}, server.Options{})
+	g := serverGate(t, cfg)
 	ts := g.ToolSet(server.Caller{Policy: p}).Tools()
 	if ts[0].Title != "Прочитать заметку" || !strings.HasPrefix(ts[0].Params[0].Description, "Путь к файлу") {
 		t.Errorf("tools/list is not in the agent's language: %+v", ts[0])

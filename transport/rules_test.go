@@ -11,9 +11,6 @@ import (
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/internal/vaulttest"
-	"github.com/vaultgate/vaultgate/rules"
-	"github.com/vaultgate/vaultgate/server"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 // TestHTTPAgentRules: over HTTP each agent is held to its own config
@@ -57,20 +54,7 @@ name = "solo_no_writes"
 when = 'call.tool == "write"'
 reason = "solo never writes"
 `)
-	rfs, err := tools.OpenRootFs(vault)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rfs.Close() })
-	w, err := audit.Open(auditPath, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	g := server.NewGate(cfg, &tools.Vault{Root: cfg.Vault, Fs: rfs}, server.Options{Audit: w})
-	if err := g.CompileRules(rules.Chain); err != nil {
-		t.Fatal(err)
-	}
+	g := serverGate(t, cfg) // compiles every agent's rules
 	tokens, err := Tokens(cfg)
 	if err != nil {
 		t.Fatal(err)

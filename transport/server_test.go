@@ -14,11 +14,10 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/vaultgate/vaultgate/policy"
-	"github.com/vaultgate/vaultgate/server"
 )
 
 func TestListTools(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{})
+	e := newEnv(t)
 	res, err := e.client.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +46,7 @@ func TestListTools(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{})
+	e := newEnv(t)
 	if got, want := e.mustOK("read", map[string]any{"path": "Welcome.md"}), e.file("Welcome.md"); got != want {
 		t.Errorf("read returned %q, want the file exactly: %q", got, want)
 	}
@@ -66,7 +65,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestWrite(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{})
+	e := newEnv(t)
 	e.mustOK("write", map[string]any{"path": "notes/new/deep/n.md", "content": "hello\n"})
 	if got := e.file("notes/new/deep/n.md"); got != "hello\n" {
 		t.Errorf("new file: %q", got)
@@ -97,7 +96,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestEdit(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{})
+	e := newEnv(t)
 	p := "notes/projects/2026/plan.md"
 	e.mustFail("edit", map[string]any{"path": p, "old_string": "ship", "new_string": "release"}, "Read it")
 	e.mustOK("read", map[string]any{"path": p})
@@ -117,7 +116,7 @@ func TestEdit(t *testing.T) {
 }
 
 func TestMove(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{})
+	e := newEnv(t)
 	e.mustOK("move", map[string]any{"source": "notes/ideas.md", "destination": "notes/archive/ideas.md"})
 	if e.exists("notes/ideas.md") || !e.exists("notes/archive/ideas.md") {
 		t.Error("move did not move")
@@ -143,7 +142,7 @@ func TestMove(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{})
+	e := newEnv(t)
 	e.mustFail("delete", map[string]any{"path": "мета/x.md"}, "Deleting is allowed in: мета/бобер")
 	if !e.exists("мета/x.md") {
 		t.Fatal("a protected file was deleted")
@@ -162,14 +161,13 @@ func TestDelete(t *testing.T) {
 }
 
 func TestListAndSearchHideHidden(t *testing.T) {
-	fsys := memVault(t)
 	cfg := loadConfig(t, `vault = "../testdata/vault"
 [zones]
 edit = ["."]
 protected = ["мета"]
 hidden = ["notes/projects"]
 `)
-	e := newEnvWith(t, cfg, fsys, server.Options{})
+	e := newEnvWith(t, cfg)
 	list := e.mustOK("list", map[string]any{"depth": 3})
 	for _, want := range []string{"notes/  [edit]", "мета/  [protected]", "notes/ideas.md", "💬 чаты/2026-11-30.md"} {
 		if !strings.Contains(list, want) {
@@ -197,7 +195,7 @@ hidden = ["notes/projects"]
 }
 
 func TestMalformedCalls(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{})
+	e := newEnv(t)
 	e.mustFail("read", map[string]any{}, `"path" is required`)
 	e.mustFail("read", map[string]any{"path": 7}, "must be a string")
 	e.mustFail("read", map[string]any{"path": "a", "offset": 1.5}, "whole number")
@@ -211,7 +209,7 @@ func TestMalformedCalls(t *testing.T) {
 }
 
 func TestAuditLines(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{})
+	e := newEnv(t)
 	secret := "TOP-SECRET-BODY-4711"
 	e.mustOK("write", map[string]any{"path": "notes/s.md", "content": secret})
 	e.mustFail("delete", map[string]any{"path": "мета/x.md"}, "protected")
@@ -270,7 +268,7 @@ func TestPanickingRuleIsAuditedDeny(t *testing.T) {
 		}
 		return nil
 	}}
-	e := newEnv(t, memVault(t), server.Options{Rules: []policy.Rule{boom}})
+	e := newEnv(t, boom)
 	e.mustFail("delete", map[string]any{"path": "мета/бобер/x.md"}, "my_rule")
 	if !e.exists("мета/бобер/x.md") {
 		t.Error("a call whose rule panicked ran")
@@ -290,13 +288,13 @@ func TestCustomRule(t *testing.T) {
 		}
 		return nil
 	}}
-	e := newEnv(t, memVault(t), server.Options{Rules: []policy.Rule{noTodo}})
+	e := newEnv(t, noTodo)
 	e.mustFail("write", map[string]any{"path": "notes/todo.md", "content": "x"}, "no files named todo")
 	e.mustOK("write", map[string]any{"path": "notes/done.md", "content": "x"})
 }
 
 func TestConcurrentCalls(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{})
+	e := newEnv(t)
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Add(1)
@@ -314,7 +312,7 @@ func TestConcurrentCalls(t *testing.T) {
 }
 
 func TestUnknownToolIsAudited(t *testing.T) {
-	e := newEnv(t, memVault(t), server.Options{})
+	e := newEnv(t)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "format_disk"
 	req.Params.Arguments = map[string]any{"path": "/"}
@@ -331,7 +329,7 @@ func TestUnknownToolIsAudited(t *testing.T) {
 // line's end, and a note saying where to read on; reading on as the note
 // says gives back the whole file, byte for byte.
 func TestReadBounded(t *testing.T) {
-	mem := memVault(t)
+	e := newEnv(t)
 	var short, long strings.Builder
 	for i := 1; i <= 3000; i++ {
 		fmt.Fprintf(&short, "%d\n", i)
@@ -340,11 +338,10 @@ func TestReadBounded(t *testing.T) {
 	long.WriteString(strings.Repeat("жж", 60<<10)) // one 240 KB line of 2-byte letters
 	long.WriteString("\ntail\n")
 	for name, body := range map[string]string{"notes/short-lines.md": short.String(), "notes/one-long-line.md": long.String()} {
-		if err := afero.WriteFile(mem, name, []byte(body), 0o644); err != nil {
+		if err := afero.WriteFile(e.fs, name, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e := newEnv(t, mem, server.Options{})
 	next := regexp.MustCompile(`"offset": (\d+), "limit": 2000\}`)
 	for _, c := range []struct {
 		path      string

@@ -160,6 +160,20 @@ function fmtLength(ms) {
 
 function isBash(r) { return String(r.tool || "").toLowerCase() === "bash"; }
 
+// A row is one call (audit.Call): the line that judged it, with, for
+// Claude Code's Bash, the line of the vaultgate exec that ran it under
+// "exec" and the hook's line after it ran under "after". ran is the line
+// that says how it ran: exec's, else the call's own.
+function ran(r) { return r.exec || r; }
+
+function runWords(x) {
+  const w = [];
+  if (x.exit_code !== undefined && x.exit_code !== null) w.push("exit code " + x.exit_code);
+  if (x.timed_out) w.push("timed out");
+  if (x.signal) w.push("signal " + x.signal);
+  return w.join(", ");
+}
+
 // outcome is what the decision badge says: a call allowed and then
 // failed shows as failed.
 function outcome(r) {
@@ -189,7 +203,9 @@ function whatCell(r) {
     line.append(el("span", e.op + " "), el("span", e.path), zoneLabel("span", " " + (e.zone || "-"), e.zone));
     td.append(line);
   }
-  if (r.real && r.real.length) td.append(el("div", `real: ${r.real.length} change${r.real.length > 1 ? "s" : ""}`, "zone"));
+  if (r.exec) td.append(el("div", "ran through vaultgate exec" + (runWords(r.exec) ? ": " + runWords(r.exec) : ""), "zone"));
+  const real = ran(r).real || [];
+  if (real.length) td.append(el("div", `real: ${real.length} change${real.length > 1 ? "s" : ""}`, "zone"));
   return td;
 }
 
@@ -252,8 +268,22 @@ function setRows(records, matched) {
   $("matched").textContent = matched > records.length ? `showing ${records.length} of ${matched} matching calls` : `${matched} matching call${matched === 1 ? "" : "s"}`;
 }
 
+// addLive shows a call from the stream: a new one as a new row; one the
+// page shows already (a line joined it: exec's run, the after line) in
+// place of its row, which keeps its place and its selection.
 function addLive(r) {
   const body = $("calls").tBodies[0];
+  const old = [...body.rows].find((tr) => tr.dataset.seq === String(r.seq));
+  if (old) {
+    const tr = row(r, true);
+    old.replaceWith(tr);
+    if (selectedRow === old) {
+      selectedRow = tr;
+      tr.classList.add("selected");
+      if (!$("detail").hidden) showDetail(r, tr, true);
+    }
+    return;
+  }
   if (sessionView()) body.append(row(r, true));
   else body.prepend(row(r, true));
   while (body.rows.length > MAX_ROWS) body.deleteRow(sessionView() ? 0 : -1);
@@ -302,11 +332,11 @@ function closeDetail() {
   }
 }
 
-function showDetail(r, tr) {
+function showDetail(r, tr, live) {
   if (selectedRow) selectedRow.classList.remove("selected");
   selectedRow = tr;
   tr.classList.add("selected");
-  const keepFocus = document.activeElement === tr;
+  const keepFocus = live || document.activeElement === tr;
   $("detail").hidden = false;
   $("detail-title").textContent = esc(`${r.tool} · ${outcome(r)} · ${fmtTime(r.time)}`);
   const look = (r.look || []).map((k) => LOOK_WORDS[k] || k);
@@ -314,33 +344,44 @@ function showDetail(r, tr) {
   $("detail-look").textContent = look.length ? esc("Needs a look: " + look.join(", ")) : "";
 
   const bash = isBash(r) && r.args && typeof r.args.command === "string";
+  const run = ran(r);
   $("detail-bash").hidden = !bash;
   const out = $("detail-output");
   out.replaceChildren();
   if (bash) {
     $("detail-command").textContent = esc("$ " + r.args.command);
-    let exit = r.exit_code === undefined || r.exit_code === null ? "no exit code: it did not run here" : "exit code " + r.exit_code;
+    let exit = run.exit_code === undefined || run.exit_code === null ? "no exit code: it did not run here" : "exit code " + run.exit_code;
     if (r.failed_why) exit = "failed: " + r.failed_why;
     $("detail-exit").textContent = esc(exit);
     for (const k of ["stdout", "stderr"]) {
-      if (!r[k]) continue;
+      if (!run[k]) continue;
       out.append(el("p", k + " (the head the log keeps)", "out-name"));
       const pre = el("pre", undefined, "output");
-      pre.textContent = String(r[k]).split("\n").map(esc).join("\n");
+      pre.textContent = String(run[k]).split("\n").map(esc).join("\n");
       out.append(pre);
     }
   }
 
-  const dl = $("detail-fields");
-  dl.replaceChildren();
-  const add = (k, v) => {
-    if (v === undefined || v === null || v === "") return;
-    dl.append(el("dt", k), el("dd", typeof v === "string" ? v : JSON.stringify(v)));
+  const fields = (dl, x) => {
+    dl.replaceChildren();
+    const add = (k, v) => {
+      if (v === undefined || v === null || v === "") return;
+      dl.append(el("dt", k), el("dd", typeof v === "string" ? v : JSON.stringify(v)));
+    };
+    add("time", x.time); add("id", x.id); add("seq", x.seq); add("session", x.session); add("agent", x.agent);
+    add("via", x.via); add("event", x.event); add("tool_use_id", x.tool_use_id); add("continues", x.continues); add("tool", x.tool);
+    add("decision", x.decision); add("rule", x.rule); add("reason", x.reason);
+    add("outcome", x.outcome); add("error", x.error); add("exit_code", x.exit_code); add("duration_ms", x.duration_ms);
+    add("wall", x.wall ? x.wall.join(", ") : ""); add("args", JSON.stringify(x.args)); add("prev", x.prev);
   };
-  add("time", r.time); add("id", r.id); add("seq", r.seq); add("session", r.session); add("agent", r.agent);
-  add("via", r.via); add("event", r.event); add("tool_use_id", r.tool_use_id); add("tool", r.tool); add("decision", r.decision); add("rule", r.rule); add("reason", r.reason);
-  add("outcome", r.outcome); add("error", r.error); add("duration_ms", r.duration_ms);
-  add("wall", r.wall ? r.wall.join(", ") : ""); add("args", JSON.stringify(r.args)); add("prev", r.prev);
+  // The judgement is the call's own line; its run, exec's; the hook's
+  // after line, when it has one.
+  $("detail-judgement").hidden = !r.exec && !r.after;
+  fields($("detail-fields"), r);
+  $("detail-run").hidden = !r.exec;
+  fields($("detail-run-fields"), r.exec || {});
+  $("detail-after").hidden = !r.after;
+  fields($("detail-after-fields"), r.after || {});
 
   const eff = $("detail-effects").tBodies[0];
   eff.replaceChildren(...(r.effects || []).map((e) => {
@@ -348,7 +389,7 @@ function showDetail(r, tr) {
     tr.append(el("td", e.op, "mono"), el("td", e.path, "mono"), zoneLabel("td", e.zone || "-", e.zone));
     return tr;
   }));
-  const real = r.real || [];
+  const real = run.real || [];
   $("detail-real").hidden = real.length === 0;
   $("detail-real-table").tBodies[0].replaceChildren(...real.map((e) => {
     const tr = document.createElement("tr");
@@ -362,12 +403,16 @@ function showDetail(r, tr) {
     tr.append(el("td", e.op, "mono"), el("td", path, "mono"), zoneLabel("td", e.zone || "-", e.zone), note);
     return tr;
   }));
-  // The line as the log holds it: what the panel added is left out.
+  // The lines as the log holds them: what the panel added is left out.
   const line = { ...r };
-  delete line.look; delete line.failed_why; delete line.changes;
+  delete line.look; delete line.failed_why; delete line.changes; delete line.exec; delete line.after;
+  const lines = [line, r.exec, r.after].filter(Boolean);
+  $("detail-raw-title").textContent = lines.length > 1 ? "the lines" : "the line";
   // Escaped line by line: the indentation's newlines are the JSON's own.
-  $("detail-raw").textContent = JSON.stringify(line, null, 2).split("\n").map(esc).join("\n");
-  showChanges(mayHaveChanged(r) ? r.id : "");
+  $("detail-raw").textContent = lines.map((x) => JSON.stringify(x, null, 2)).join("\n").split("\n").map(esc).join("\n");
+  // The history keeps a change under the id of the line that made it:
+  // exec's, for Claude Code's Bash.
+  showChanges(mayHaveChanged(r) ? run.id : "");
   if (!keepFocus) $("detail").focus({ preventScroll: true });
 }
 
@@ -378,7 +423,7 @@ function showDetail(r, tr) {
 function mayHaveChanged(r) {
   if (r.decision !== "allow" || r.event) return false;
   // bash is kept when its real changes were applied (on the overlay)
-  if (isBash(r)) return !r.failed_why && (r.real || []).some((e) => !e.refused && e.op !== "read");
+  if (isBash(r)) return !r.failed_why && (ran(r).real || []).some((e) => !e.refused && e.op !== "read");
   return !r.failed_why && (r.effects || []).some((e) => e.op !== "read" && e.op !== "exec");
 }
 
@@ -652,7 +697,7 @@ async function follow(ctl) {
 }
 
 function handleEvent(block) {
-  let event = "message", data = "";
+  let event = "message", data = "", id = "";
   for (const line of block.split("\n")) {
     if (line.startsWith(":")) continue;
     const at = line.indexOf(":");
@@ -660,12 +705,16 @@ function handleEvent(block) {
     const value = at < 0 ? "" : line.slice(at + 1).replace(/^ /, "");
     if (field === "event") event = value;
     else if (field === "data") data += value;
+    else if (field === "id") id = value;
   }
   if (event !== "record" || !data) return;
   let r;
   try { r = JSON.parse(data); } catch { return; }
-  if (typeof r.seq !== "number" || r.seq <= lastSeq) return;
-  lastSeq = r.seq;
+  // The id is the seq of the line the event is for: the call's own, or
+  // one that joined it (then r.seq, the call's, is older).
+  const seq = Number(id || r.seq);
+  if (typeof r.seq !== "number" || !(seq > lastSeq)) return;
+  lastSeq = seq;
   addLive(r);
   summarySoon();
 }

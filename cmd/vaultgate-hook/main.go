@@ -20,13 +20,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/vaultgate/vaultgate/internal/judgesock"
 )
 
-const usage = "--config FILE [--agent NAME]"
+const usage = "--config FILE [--agent NAME] | exec ARGS (see vaultgate exec --help)"
 
 const help = `The Claude Code PreToolUse and PostToolUse hook: reads the hook's JSON on
 stdin and prints the answer of the judge for the config and agent, a
@@ -38,10 +39,18 @@ vaultgate hook, which judges the call alone. Same answers, same audit
 lines: see vaultgate hook --help.
 
 Every failure exits 2 with the reason on stderr, which Claude Code treats
-as a deny.`
+as a deny.
+
+vaultgate-hook exec ARGS is vaultgate exec for the hook's rewrite of a
+Claude Code Bash: it hands the command to the running judge and prints
+its answer, or, with no judge, becomes vaultgate exec ARGS.`
 
 // exitDenied is a failure of the hook's own: Claude Code blocks the call.
 const exitDenied = 2
+
+// exitRefused is exec's status when vaultgate, not the command, ends the
+// call (vaultgate exec's).
+const exitRefused = 125
 
 // judgeStart bounds the wait for a judge this hook started; past it the
 // call is judged by vaultgate hook instead.
@@ -52,6 +61,9 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "exec" {
+		return runExec(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("vaultgate-hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := fs.String("config", "", "the policy file (TOML); required")
@@ -97,6 +109,75 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	argv := []string{exe, "hook", "--config", *cfg, "--agent", *agent}
 	err = syscall.Exec(exe, argv, os.Environ())
 	return deny("running %s hook: %v", exe, err)
+}
+
+// runExec is `vaultgate-hook exec`, the lean client the hook's rewrite of
+// a Claude Code Bash names: it hands the command to the running judge for
+// the config and agent (judgesock.AskExec), which runs it as `vaultgate
+// exec` would, and prints the answer. So a Bash pays for this small
+// binary's start and a socket, not the vaultgate binary's start (tens of
+// milliseconds of package initialisation). Whenever it can't — no judge,
+// no --config, any doubt about the arguments — it becomes `vaultgate exec`
+// with the very same arguments, which reads them alike
+// (judgesock.ExecArgs) and says what is wrong.
+func runExec(args []string, stdout, stderr io.Writer) int {
+	exe, err := judgesock.Beside()
+	if err != nil {
+		fmt.Fprintf(stderr, "vaultgate exec: %v\n", err)
+		return exitRefused
+	}
+	if c, req, ok := execJudge(exe, args); ok {
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		go func() { <-stop; c.Close() }() // the judge stops the command
+		a, err := judgesock.AskExec(c, req)
+		if err != nil {
+			fmt.Fprintf(stderr, "vaultgate exec: %v\n", err)
+			return exitRefused
+		}
+		stdout.Write(a.Stdout)
+		stderr.Write(a.Stderr)
+		return a.Code
+	}
+	err = syscall.Exec(exe, append([]string{exe, "exec"}, args...), os.Environ())
+	fmt.Fprintf(stderr, "vaultgate exec: running %s exec: %v\n", exe, err)
+	return exitRefused
+}
+
+// execJudge is the connection to the running judge for exec's arguments,
+// and the request to send it; ok is false when there is none to have, or
+// the arguments are for vaultgate exec to read and judge.
+func execJudge(exe string, args []string) (*os.File, judgesock.Request, bool) {
+	var a judgesock.ExecArgs
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	a.Register(fs)
+	if fs.Parse(args) != nil || a.Config == "" || a.Vault != "" || !judgesock.Supported {
+		return nil, judgesock.Request{}, false
+	}
+	command, err := a.Command(fs.Args())
+	if err != nil {
+		return nil, judgesock.Request{}, false
+	}
+	cwd, err := judgesock.ExecCwd()
+	if err != nil {
+		return nil, judgesock.Request{}, false
+	}
+	abs, digest, err := judgesock.ConfigKey(a.Config)
+	if err != nil {
+		return nil, judgesock.Request{}, false
+	}
+	dir := judgesock.Dir()
+	name, err := judgesock.Name(dir, abs, digest, a.Agent, exe)
+	if err != nil || judgesock.CheckDir(dir) != nil {
+		return nil, judgesock.Request{}, false
+	}
+	c, err := judgesock.Dial(name)
+	if err != nil {
+		return nil, judgesock.Request{}, false
+	}
+	call := judgesock.ExecCall{CallID: a.Call, Label: a.Session, Cwd: cwd, Command: command, Timeout: a.Seconds(), Environ: os.Environ()}
+	return c, judgesock.Request{Config: abs, Digest: digest, Agent: a.Agent, Run: &call}, true
 }
 
 // judge connects to the judge for the config and agent, starting one if

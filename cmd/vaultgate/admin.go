@@ -18,6 +18,7 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/transport"
+	"github.com/vaultgate/vaultgate/vaultid"
 )
 
 // adminTokenEnv holds the panel's token. Like every VAULTGATE_* variable it
@@ -42,8 +43,10 @@ call's command, exit code and output; charts of calls and denies over
 time, by tool and by rule. A call that changed the vault shows its
 diff (from the history in the state folder) and the "vaultgate undo ID"
 line to copy; the panel itself never undoes anything. With --config the
-history is the config's state folder's; with only --audit FILE the state
-folder is taken to be the audit log's folder. The page is embedded in the
+history is the config's state folder's, and the panel shows only the
+lines and changes of the config's vault (never another's that shares the
+log); with only --audit FILE the state folder is taken to be the
+audit log's folder, and every line is shown. The page is embedded in the
 binary and fetches nothing from elsewhere.
 
 The token comes from $` + adminTokenEnv + ` or --token-file (at least 16
@@ -76,8 +79,12 @@ loopback; any other host works but prints a warning.`,
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
+			scope, err := src.vaultScope()
+			if err != nil {
+				return fail(exitFailed, "%v", err)
+			}
 			panel, err := admin.New(admin.Options{Log: path, Token: token, History: history.Dir(state), Config: cfgPath,
-				Index: admin.IndexFile(state, path)})
+				Index: admin.IndexFile(state, path), Scope: scope})
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
@@ -106,6 +113,24 @@ func (s *logSource) stateDir(logPath string) (dir, cfgPath string, err error) {
 		return "", "", err
 	}
 	return filepath.Dir(abs), "", nil
+}
+
+// vaultScope is whose lines the panel shows: with --config, the config's
+// vault's alone (package vaultid), as the state folder's registry stands
+// at each request; with only --audit FILE, nil: every line of the log.
+func (s *logSource) vaultScope() (func() (vaultid.Scope, error), error) {
+	if s.config == "" {
+		return nil, nil
+	}
+	cfg, err := config.Load(s.config)
+	if err != nil {
+		return nil, err
+	}
+	id, err := vaultid.Open(cfg.StateDir, cfg.Vault)
+	if err != nil {
+		return nil, err
+	}
+	return func() (vaultid.Scope, error) { return vaultid.ScopeOf(cfg.StateDir, id) }, nil
 }
 
 // adminToken reads the panel's token from the file, or else the

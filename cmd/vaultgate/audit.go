@@ -81,6 +81,7 @@ type auditOpts struct {
 	follow bool
 	n      int
 	json   bool
+	lines  bool
 	colour string
 	help   bool
 }
@@ -97,7 +98,8 @@ func tailFlags(fs *flag.FlagSet, o *auditOpts) {
 	fs.BoolVar(&o.follow, "follow", false, "keep printing calls as they are appended")
 	fs.BoolVar(&o.follow, "f", false, "short for --follow")
 	fs.IntVar(&o.n, "n", 20, "how many of the latest matching calls to print first (0: none)")
-	fs.BoolVar(&o.json, "json", false, "print each record as a JSON object, one a line")
+	fs.BoolVar(&o.json, "json", false, "print each call as a JSON object, one a line (with --lines, each line as the log holds it)")
+	fs.BoolVar(&o.lines, "lines", false, "print every line of the log on its own, exec's and the hook's after line too, not joined into the call they continue")
 	fs.StringVar(&o.colour, "colour", "auto", "auto, always or never")
 }
 
@@ -115,7 +117,7 @@ func verifyFlags(fs *flag.FlagSet, o *auditOpts) {
 var auditSubs = []*auditSub{
 	{
 		name:  "tail",
-		usage: "[--audit FILE | --config FILE] [-f] [-n N] [filters] [--json]",
+		usage: "[--audit FILE | --config FILE] [-f] [-n N] [filters] [--json] [--lines]",
 		help: `Prints the latest calls of the log, one a line: time, via, session, tool,
 decision, a bash call's command after "$", each effect as "op path zone",
 for a deny the rule and the reason, and for an allowed call that failed
@@ -123,7 +125,22 @@ why after "FAILED:" (timed out, killed by a signal, its exit code, the
 error). With -f it goes on printing calls as they are appended, across
 rotations, until interrupted. Every name the agent chose (paths, arguments,
 reasons, session ids) is printed with its control characters escaped, so a
-file name cannot repaint the terminal; a deny is coloured on a terminal.`,
+file name cannot repaint the terminal; a deny is coloured on a terminal.
+
+One call is one call, however many lines it left: Claude Code's Bash is
+the hook's line (the judgement), then, indented under it after "↳ run",
+the line of the vaultgate exec that ran it (its exit code, what it really
+changed, why it failed); the hook's line after Claude Code ran a tool is
+folded into the call and shown, after "↳ after", only when it says
+something went wrong. With -f a run is printed when its line comes; when
+other calls came in between, it names the call it belongs to (tool, time,
+session). Filters apply to whole calls: --decision failed finds a Bash
+whose run failed, and with -f prints the call when that line comes.
+--json prints each call as one object: the line that judged it, with
+exec's line under "exec" and the after line under "after"; with -f a call
+is printed again, whole, when a later line joins it (the object with the
+same id replaces the one before). --lines prints the log's lines as they
+are, one each, unjoined (and with --json as the log holds them).`,
 		flags: tailFlags,
 		run:   auditTail,
 	},
@@ -132,7 +149,11 @@ file name cannot repaint the terminal; a deny is coloured on a terminal.`,
 		usage: "[--audit FILE | --config FILE] [filters] [--json]",
 		help: `Counts the calls of the log that pass the filters: allowed, denied, errors
 and failed, denies by the rule that denied them, and calls by tool, by
-session and by agent. Exits 1 when a line of the log could not be read
+session and by agent. A call is counted once, however many lines it left:
+Claude Code's Bash counts as one Bash call, with the hook's decision and
+the outcome of the vaultgate exec that ran it; the hook's line after a
+tool ran adds to its call, not to the count. These are the numbers the
+panel shows for the same log. Exits 1 when a line of the log could not be read
 (the counts then leave it out; run "vaultgate audit verify").`,
 		flags: statsFlags,
 		run:   auditStats,
@@ -238,10 +259,54 @@ func auditTail(o *auditOpts, args []string) int {
 	p := &callPrinter{w: stdout, json: o.json, colour: o.colour == "always" ||
 		(o.colour == "auto" && stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "")}
 
+	if o.lines {
+		return tailLines(o, p, path, f)
+	}
+	return tailCalls(o, p, path, f)
+}
+
+// tailCalls prints the latest calls, joined (audit.Joiner), and with -f
+// follows on with the same Joiner, so that a run whose call was printed
+// before it is joined to it.
+func tailCalls(o *auditOpts, p *callPrinter, path string, f audit.Filter) int {
+	var j audit.Joiner
+	var last []*audit.Call // the latest n matching calls
+	var lastSeq int64
+	err := j.Read(path, func(c *audit.Call) error {
+		for _, l := range c.Lines() {
+			lastSeq = max(lastSeq, l.Seq)
+		}
+		if o.n > 0 && f.MatchCall(c) {
+			if len(last) == o.n {
+				last = append(last[:0], last[1:]...)
+			}
+			last = append(last, c)
+		}
+		return nil
+	})
+	if code, ok := tailReadErr(err, o.follow); !ok {
+		return code
+	}
+	t := &tailer{p: p, f: f, shown: map[*audit.Call]bool{}}
+	for _, c := range last {
+		if err := t.show(c); err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+	}
+	if !o.follow {
+		return exitOK
+	}
+	return tailFollow(path, lastSeq, func(r audit.Record) error {
+		return t.add(j.Add(r))
+	})
+}
+
+// tailLines is tail with --lines: every line on its own, as written.
+func tailLines(o *auditOpts, p *callPrinter, path string, f audit.Filter) int {
 	// The latest n matching records, and the seq to follow on from.
 	var last []audit.Record
 	var lastSeq int64
-	err = audit.Read(path, func(r audit.Record) error {
+	err := audit.Read(path, func(r audit.Record) error {
 		lastSeq = max(lastSeq, r.Seq)
 		if o.n > 0 && f.Match(&r) {
 			if len(last) == o.n {
@@ -251,14 +316,8 @@ func auditTail(o *auditOpts, args []string) int {
 		}
 		return nil
 	})
-	var lineErr *audit.LineError
-	switch {
-	case errors.As(err, &lineErr):
-		defer fmt.Fprintf(stderr, "vaultgate: %s (skipped; run vaultgate audit verify)\n", audit.EscapeControl(err.Error()))
-	case errors.Is(err, os.ErrNotExist) && o.follow:
-		// Nothing yet: wait for the first line.
-	case err != nil:
-		return fail(exitUsage, "%s", audit.EscapeControl(err.Error()))
+	if code, ok := tailReadErr(err, o.follow); !ok {
+		return code
 	}
 	for i := range last {
 		if err := p.print(&last[i]); err != nil {
@@ -268,18 +327,88 @@ func auditTail(o *auditOpts, args []string) int {
 	if !o.follow {
 		return exitOK
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err = audit.Follow(ctx, path, lastSeq+1, func(r audit.Record) error {
+	return tailFollow(path, lastSeq, func(r audit.Record) error {
 		if !f.Match(&r) {
 			return nil
 		}
 		return p.print(&r)
 	})
+}
+
+// tailReadErr deals with what reading the log returned: a damaged line is
+// told on stderr and skipped; no log yet is fine with -f.
+// It returns false, with the exit code, when tail must stop.
+func tailReadErr(err error, follow bool) (int, bool) {
+	var lineErr *audit.LineError
+	switch {
+	case errors.As(err, &lineErr):
+		fmt.Fprintf(stderr, "vaultgate: %s (skipped; run vaultgate audit verify)\n", audit.EscapeControl(err.Error()))
+	case errors.Is(err, os.ErrNotExist) && follow:
+		// Nothing yet: wait for the first line.
+	case err != nil:
+		return fail(exitUsage, "%s", audit.EscapeControl(err.Error())), false
+	}
+	return 0, true
+}
+
+// tailFollow follows the log from the line after lastSeq until interrupted.
+func tailFollow(path string, lastSeq int64, fn func(audit.Record) error) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := audit.Follow(ctx, path, lastSeq+1, fn)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fail(exitUsage, "%s", audit.EscapeControl(err.Error()))
 	}
 	return exitOK
+}
+
+// tailer prints calls as their lines come: a call when it first matches
+// the filter (whole, as it stands), and each later line of a call it
+// printed. A call matches the more the more of it has come (a run that
+// failed, a path it changed), never the less, so a printed call stays
+// printed.
+type tailer struct {
+	p     *callPrinter
+	f     audit.Filter
+	shown map[*audit.Call]bool // printed calls a line may still join
+	swept int                  // len(shown) after the last sweep
+	last  *audit.Call          // the call printed last
+}
+
+// show prints a whole call.
+func (t *tailer) show(c *audit.Call) error {
+	if c.Open() {
+		t.shown[c] = true
+	}
+	t.last = c
+	return t.p.printCall(c)
+}
+
+// add takes one line as the Joiner joined it.
+func (t *tailer) add(c *audit.Call, part audit.Part) error {
+	if len(t.shown) > 2*t.swept+64 {
+		for k := range t.shown {
+			if !k.Open() {
+				delete(t.shown, k)
+			}
+		}
+		t.swept = len(t.shown)
+	}
+	switch {
+	case t.shown[c]:
+		if !c.Open() {
+			delete(t.shown, c)
+		}
+		ref := t.last != c
+		if !t.p.json && part == audit.PartAfter && !afterNotable(c.After) {
+			return nil
+		}
+		t.last = c
+		return t.p.printPart(c, part, ref)
+	case t.f.MatchCall(c):
+		return t.show(c)
+	}
+	return nil
 }
 
 // callPrinter prints records for a person, or as JSON.
@@ -297,64 +426,114 @@ const (
 	colourReset = "\x1b[0m"
 )
 
+// print prints one line of the log on its own (tail --lines).
 func (p *callPrinter) print(r *audit.Record) error {
 	if p.json {
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false) // a terminal, not a web page: keep <img> readable
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-		_, err := fmt.Fprintln(p.w, safeJSON([]byte(strings.TrimSuffix(b.String(), "\n"))))
-		return err
+		return p.printJSON(r)
 	}
 	_, err := io.WriteString(p.w, p.line(r)+"\n")
 	return err
 }
 
-// line is one call on one line. Every field from the log goes through
-// EscapeControl, the tool and rule names too: an unknown tool's name is
-// the agent's choice as well.
-func (p *callPrinter) line(r *audit.Record) string {
+// printCall prints a whole call: as JSON, one object; for a person, its
+// line, then its run and a notable after line, indented under it.
+func (p *callPrinter) printCall(c *audit.Call) error {
+	if p.json {
+		return p.printJSON(c)
+	}
+	b := p.line(&c.Record) + "\n"
+	if c.Exec != nil {
+		b += p.partLine(c, audit.PartExec, false) + "\n"
+	}
+	if c.After != nil && afterNotable(c.After) {
+		b += p.partLine(c, audit.PartAfter, false) + "\n"
+	}
+	_, err := io.WriteString(p.w, b)
+	return err
+}
+
+// printPart prints the line that just joined a printed call: as JSON, the
+// whole call again; for a person, the part's line, naming its call when
+// ref (other lines were printed since the call's).
+func (p *callPrinter) printPart(c *audit.Call, part audit.Part, ref bool) error {
+	if p.json {
+		return p.printJSON(c)
+	}
+	_, err := io.WriteString(p.w, p.partLine(c, part, ref)+"\n")
+	return err
+}
+
+func (p *callPrinter) printJSON(v any) error {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // a terminal, not a web page: keep <img> readable
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(p.w, safeJSON([]byte(strings.TrimSuffix(b.String(), "\n"))))
+	return err
+}
+
+// afterNotable reports whether the hook's after line says more than that
+// the tool ran: a person sees it only then.
+func afterNotable(a *audit.Record) bool {
+	return a.Decision != "allow" || a.Failed() || a.Rule != "" || a.Error != ""
+}
+
+// partLine is a line that continues a call, indented under it: "↳ run" for
+// exec's (via, its decision when not allow, its exit code, what it really
+// changed, why it failed), "↳ after" for the hook's after line. With ref
+// it names the call: its tool, time and session.
+func (p *callPrinter) partLine(c *audit.Call, part audit.Part, ref bool) string {
 	esc := audit.EscapeControl
-	paint := func(code, s string) string {
-		if p.colour {
-			return code + s + colourReset
-		}
-		return s
+	r, label := c.Exec, "run"
+	if part == audit.PartAfter {
+		r, label = c.After, "after"
 	}
 	var b strings.Builder
-	ts := "-"
-	if !r.Time.IsZero() {
-		ts = r.Time.Local().Format("2006-01-02 15:04:05")
+	b.WriteString("  ↳ " + label)
+	if ref {
+		ts := "-"
+		if !c.Time.IsZero() {
+			ts = c.Time.Local().Format("15:04:05")
+		}
+		fmt.Fprintf(&b, " of %s %s %s", esc(c.Tool), ts, esc(cmp.Or(c.Session, "-")))
 	}
-	b.WriteString(paint(colourDim, ts))
-	tool := r.Tool
-	if r.Event != "" {
-		// the hook's line after Claude Code ran the tool, beside the one before
-		tool += " (" + r.Event + ")"
+	fmt.Fprintf(&b, "  %-5s", esc(string(r.Via)))
+	if r.Decision != "allow" {
+		b.WriteString(" " + p.decision(r.Decision))
 	}
-	fmt.Fprintf(&b, "  %-5s %s  %-7s ", esc(r.Via), esc(cmp.Or(r.Session, "-")), esc(tool))
-	switch r.Decision {
-	case "allow":
-		b.WriteString(paint(colourAllow, "allow"))
-	case "deny":
-		b.WriteString(paint(colourDeny, "DENY "))
-	case "error":
-		b.WriteString(paint(colourError, "ERROR"))
-	default:
-		b.WriteString(paint(colourError, esc(r.Decision)))
+	if r.ExitCode != nil && !r.Failed() {
+		fmt.Fprintf(&b, "  exit %d", *r.ExitCode)
 	}
-	if c := r.Command(); c != "" {
-		b.WriteString("  $ " + esc(c))
+	p.tailOf(&b, r)
+	return b.String()
+}
+
+// decision is a line's decision as tail prints it, painted.
+func (p *callPrinter) decision(d audit.Decision) string {
+	switch d {
+	case audit.Allow:
+		return p.paint(colourAllow, "allow")
+	case audit.Deny:
+		return p.paint(colourDeny, "DENY ")
+	case audit.Error:
+		return p.paint(colourError, "ERROR")
 	}
-	var effects []string
-	for _, e := range r.Effects {
-		effects = append(effects, esc(e.Op)+" "+esc(e.Path)+" "+esc(cmp.Or(e.Zone, "-")))
+	return p.paint(colourError, audit.EscapeControl(string(d)))
+}
+
+func (p *callPrinter) paint(code, s string) string {
+	if p.colour {
+		return code + s + colourReset
 	}
-	if len(effects) > 0 {
-		b.WriteString("  " + strings.Join(effects, ", "))
-	}
+	return s
+}
+
+// tailOf writes the end of a line: what bash really changed, a deny's
+// rule and reason, why an allowed call failed, or its error.
+func (p *callPrinter) tailOf(b *strings.Builder, r *audit.Record) {
+	esc := audit.EscapeControl
 	// What a walled bash call really changed: * marks what the analysis
 	// did not predict, ! what the rules refused.
 	var real []string
@@ -372,13 +551,44 @@ func (p *callPrinter) line(r *audit.Record) string {
 		b.WriteString("  real: " + strings.Join(real, ", "))
 	}
 	if r.Decision == "deny" {
-		b.WriteString("  " + paint(colourDeny, "["+esc(cmp.Or(r.Rule, audit.NoRule))+"]") + " " + esc(r.Reason))
+		b.WriteString("  " + p.paint(colourDeny, "["+esc(cmp.Or(r.Rule, audit.NoRule))+"]") + " " + esc(r.Reason))
 	}
 	if why := r.FailedWhy(); why != "" {
-		b.WriteString("  " + paint(colourError, "FAILED:") + " " + esc(why))
+		b.WriteString("  " + p.paint(colourError, "FAILED:") + " " + esc(why))
 	} else if r.Error != "" {
-		b.WriteString("  " + paint(colourError, "error:") + " " + esc(r.Error))
+		b.WriteString("  " + p.paint(colourError, "error:") + " " + esc(r.Error))
 	}
+}
+
+// line is one line of the log (a call's own) on one line. Every field
+// from the log goes through EscapeControl, the tool and rule names too:
+// an unknown tool's name is the agent's choice as well.
+func (p *callPrinter) line(r *audit.Record) string {
+	esc := audit.EscapeControl
+	var b strings.Builder
+	ts := "-"
+	if !r.Time.IsZero() {
+		ts = r.Time.Local().Format("2006-01-02 15:04:05")
+	}
+	b.WriteString(p.paint(colourDim, ts))
+	tool := r.Tool
+	if r.Event != "" {
+		// the hook's line after Claude Code ran the tool, beside the one before
+		tool += " (" + r.Event + ")"
+	}
+	fmt.Fprintf(&b, "  %-5s %s  %-7s ", esc(string(r.Via)), esc(cmp.Or(r.Session, "-")), esc(tool))
+	b.WriteString(p.decision(r.Decision))
+	if c := r.Command(); c != "" {
+		b.WriteString("  $ " + esc(c))
+	}
+	var effects []string
+	for _, e := range r.Effects {
+		effects = append(effects, esc(e.Op)+" "+esc(e.Path)+" "+esc(cmp.Or(e.Zone, "-")))
+	}
+	if len(effects) > 0 {
+		b.WriteString("  " + strings.Join(effects, ", "))
+	}
+	p.tailOf(&b, r)
 	return b.String()
 }
 

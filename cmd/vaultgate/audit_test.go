@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,11 +57,11 @@ func gateCallsWith(t *testing.T, extra, session string, calls ...[2]any) (cfgPat
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, closeAll, err := openGate(cfg, false)
+	g, err := server.OpenServer(cfg, io.Discard) // as serve opens it
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAll()
+	defer g.Close()
 	p := cfg.Policy(config.DefaultAgent)
 	c := server.Caller{Via: server.ViaStdio, Policy: p, Session: &policy.Session{ID: session, Agent: p.Name, State: policy.NewState()}}
 	for _, call := range calls {
@@ -353,7 +354,7 @@ func TestAuditTailFollow(t *testing.T) {
 	}
 	defer w.Close()
 	for _, d := range []string{"allow", "deny"} {
-		r := &audit.Record{Session: "late", Via: "stdio", Tool: "delete", Decision: d, Rule: "zones", Reason: "late\x1b[0m",
+		r := &audit.Record{Session: "late", Via: "stdio", Tool: "delete", Decision: audit.Decision(d), Rule: "zones", Reason: "late\x1b[0m",
 			Effects: []audit.Effect{{Op: "delete", Path: "мета/late.md", Zone: "protected"}}}
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)

@@ -54,11 +54,14 @@ Exit status: 0 allow, 1 deny, 2 bad usage (including a malformed call).`,
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
-			g, closeAll, err := openGate(cfg, true, p.Name)
+			g, err := server.OpenDryRun(cfg)
 			if err != nil {
 				return openFailed(err)
 			}
-			defer closeAll()
+			defer g.Close()
+			if err := g.RuleError(); err != nil {
+				return openFailed(err)
+			}
 			s := &policy.Session{ID: "check", Agent: p.Name, State: policy.NewState()}
 			o := g.Call(context.Background(), server.Caller{Via: server.ViaCheck, Session: s, Policy: p}, args[0], raw, server.DryRun)
 			printCheck(o)

@@ -18,6 +18,7 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/transport"
+	"github.com/vaultgate/vaultgate/vaultid"
 )
 
 func init() {
@@ -29,7 +30,9 @@ func init() {
 		help: `Checks, line by line, what vaultgate needs and says how to fix what is
 wrong: the config loads; every zone path exists (a missing protected or
 hidden folder is a warning: a typo there protects nothing); the audit and
-state folders are writable and hidden from the agent; the kernel's wall
+state folders are writable and hidden from the agent, and serve this
+vault alone (a state folder shared with another vault is a warning); the
+kernel's wall
 features (or why bash is off); HTTP tokens, where HTTP or [agents] is
 configured. With --claude DIR it also checks Claude Code's files there:
 the binaries .mcp.json and settings.json name exist and are this build of
@@ -108,6 +111,7 @@ func (d *doctor) run(cfgPath, claudeDir string) {
 	d.ok("config %s loads (vault %s)", cfgPath, cfg.Vault)
 	d.checkZones(cfg)
 	d.checkState(cfg)
+	d.checkShared(cfg)
 	d.checkWall(cfg)
 	d.checkHTTP(cfg)
 	if files != nil {
@@ -202,6 +206,31 @@ func (d *doctor) checkState(cfg *config.Config) {
 	} else {
 		d.ok("the audit log and state folder lie outside the vault, out of the agent's reach")
 	}
+}
+
+// checkShared warns when the state folder serves another vault too (its
+// registry names one, package vaultid): one audit log and one history
+// for both, as configs of an older init shared them.
+func (d *doctor) checkShared(cfg *config.Config) {
+	vaults, err := vaultid.Vaults(cfg.StateDir)
+	if err != nil {
+		d.problem("restore the file, or mend its JSON (removed, it gives every vault a new id, and their changes before can no longer be undone)",
+			"the state folder's registry of vaults can't be read, so no command can tell this vault's changes from another's: %v", err)
+		return
+	}
+	var others []string
+	for _, p := range vaults {
+		if p != cfg.Vault {
+			others = append(others, p)
+		}
+	}
+	if len(others) == 0 {
+		return
+	}
+	slices.Sort(others)
+	d.warn("give each vault its own [audit] path (vaultgate init writes ~/.local/state/vaultgate/NAME-HASH/audit.jsonl)",
+		"the state folder %s is shared with another vault (%s): one audit log and one history for both; history, diff, undo and the panel each act on their own vault's, and changes kept before vaults were named on none",
+		cfg.StateDir, strings.Join(others, ", "))
 }
 
 func (d *doctor) checkWall(cfg *config.Config) {

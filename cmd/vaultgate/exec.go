@@ -2,46 +2,31 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
-	"github.com/vaultgate/vaultgate/policy"
-	"github.com/vaultgate/vaultgate/sandbox"
+	"github.com/vaultgate/vaultgate/internal/execcmd"
+	"github.com/vaultgate/vaultgate/internal/hookcmd"
+	"github.com/vaultgate/vaultgate/internal/judgesock"
 	"github.com/vaultgate/vaultgate/server"
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 // exitRefused is exec's status when vaultgate, not the command, ends the
-// call: refused before it ran, unable to run it, or none of its changes
-// applied. As env(1) and timeout(1) do, 125 stays out of the way of the
-// statuses a command itself gives (126, 127, 128+N).
-const exitRefused = 125
-
-// execFlags are exec's flags.
-type execFlags struct {
-	src     source
-	agent   string
-	session string
-	timeout time.Duration
-	b64     string
-}
+// call (execcmd.ExitRefused).
+const exitRefused = execcmd.ExitRefused
 
 func init() {
-	var f execFlags
+	var f judgesock.ExecArgs
 	register(&command{
 		name:    "exec",
 		summary: "run one bash command from a folder of the vault, as the MCP bash tool runs it",
-		usage:   "(--config FILE | --vault DIR) [--agent NAME] [--session LABEL] [--timeout DUR] (--command-b64 B64 | -- CMD...)",
+		usage:   "(--config FILE | --vault DIR) [--agent NAME] [--session LABEL | --call ID] [--timeout DUR] (--command-b64 B64 | -- CMD...)",
 		help: `Runs one bash command from the current folder, which must be inside the
 vault, through the same path as the MCP bash tool: the analysis and the
 rules judge it first; it runs inside the OS wall, on an overlay of the
@@ -60,111 +45,87 @@ spaces, as ssh joins them), or --command-b64, its bytes in standard
 base64, which no shell quoting can alter: the hook hands Claude Code's
 Bash commands to exec that way.
 
---session is a label for the audit line, to find a session's calls by;
-it is not an identity and grants nothing: whoever runs exec is the
-person, and the config's agent (--agent) is whose rules apply.`,
-		flags: func(fs *flag.FlagSet) {
-			f.src.flags(fs)
-			fs.StringVar(&f.agent, "agent", config.DefaultAgent, "run as this agent of the config")
-			fs.StringVar(&f.session, "session", "", "a label for the audit line's session (not an identity); default exec-<id>")
-			fs.DurationVar(&f.timeout, "timeout", 0, "the command's timeout (rounded up to whole seconds), within [bash] max_timeout; default [bash] timeout")
-			fs.StringVar(&f.b64, "command-b64", "", "the command, base64-encoded (instead of the words after --)")
-		},
+--call ID is how the hook's rewrite of a Claude Code Bash runs: the id
+the hook issued when it allowed that very command. The run then continues
+the hook's call: the same agent, the same Claude Code session (its reads
+and its counters for the config's session.* rules), and an audit line
+that names the hook's line ("continues"). An id is spent by its first
+use, void after a few minutes, and opens only the command it was issued
+for; one that is unknown, spent, expired or for another command runs
+nothing (status 125).
+
+When a judge for the config and agent is running (the hook-judge that
+vaultgate-hook starts, or serve), exec hands the command to it over its
+socket — the same socket, and the same check that the peer is this
+user, as the hook's — and prints what it answers: the judge has the
+vault, the rules and the wall's helper ready, so the command costs a
+socket rather than a start-up. Interrupting exec stops the command
+there. With no judge, exec opens the vault itself; either way the call
+is the same.
+
+Without --call, exec is a session of its own. --session is then a label
+for the audit line, to find a session's calls by; it is not an identity
+and grants nothing: whoever runs exec is the person, and the config's
+agent (--agent) is whose rules apply.`,
+		flags: f.Register,
 		run: func(fs *flag.FlagSet, args []string) int {
 			return runExec(f, args, stdout, stderr)
 		},
 	})
 }
 
-func runExec(f execFlags, args []string, out, errw io.Writer) int {
-	refuse := func(format string, a ...any) int {
-		fmt.Fprintf(errw, "vaultgate exec: "+format+"\n", a...)
+func runExec(f judgesock.ExecArgs, args []string, out, errw io.Writer) int {
+	command, err := f.Command(args)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	src := source{config: f.Config, vault: f.Vault}
+	cfg, err := src.load()
+	if err != nil {
+		return fail(exitUsage, "exec: %v", err)
+	}
+	p := cfg.Policy(f.Agent)
+	if p == nil {
+		return fail(exitUsage, "exec: no agent %q in the config", f.Agent)
+	}
+	cwd, err := judgesock.ExecCwd()
+	if err != nil {
+		fmt.Fprintf(errw, "vaultgate exec: %v\n", err)
 		return exitRefused
 	}
-	command, err := execCommand(f.b64, args)
-	if err != nil {
-		return fail(exitUsage, "exec: %v", err)
-	}
-	cfg, err := f.src.load()
-	if err != nil {
-		return fail(exitUsage, "exec: %v", err)
-	}
-	p := cfg.Policy(f.agent)
-	if p == nil {
-		return fail(exitUsage, "exec: no agent %q in the config", f.agent)
-	}
-	callArgs := map[string]any{"command": command}
-	if f.timeout != 0 {
-		if f.timeout < 0 {
-			return fail(exitUsage, "exec: --timeout %v is negative", f.timeout)
-		}
-		callArgs["timeout"] = int((f.timeout + time.Second - 1) / time.Second)
-	}
-	cwd, err := os.Getwd()
-	if err == nil {
-		cwd, err = filepath.EvalSymlinks(cwd)
-	}
-	if err != nil {
-		return refuse("the current folder: %v", err)
-	}
-	label := f.session
-	if label == "" {
-		label = "exec-" + audit.NewID()
-	}
-	settle(cfg.AuditPath)
-	g, closeAll, err := server.Open(cfg, server.OpenOptions{WallHelper: sandbox.HelperBeside(), Log: errw})
-	if err != nil {
-		return refuse("%v", err)
-	}
-	defer closeAll()
+	call := judgesock.ExecCall{CallID: f.Call, Label: f.Session, Cwd: cwd, Command: command, Timeout: f.Seconds(), Environ: os.Environ()}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	caller := server.Caller{
-		Via:     server.ViaExec,
-		Session: &policy.Session{ID: label, Agent: p.Name, State: policy.NewState()},
-		Policy:  p,
-		Cwd:     cwd,
+	var r execcmd.Reply
+	if c := hookcmd.DialJudge(cfg, p.Name); c != nil {
+		// A judge (hook-judge, serve) has the vault, the rules and the
+		// wall's helper ready: the command costs a socket, not a start.
+		r = askJudge(ctx, c, cfg, p.Name, call)
+	} else {
+		settle(cfg.AuditPath)
+		g, err := server.OpenCall(cfg, p.Name)
+		if err != nil {
+			fmt.Fprintf(errw, "vaultgate exec: %v\n", err)
+			return exitRefused
+		}
+		defer g.Close()
+		r = execcmd.Run(ctx, g, server.ExecRequest{Agent: p, CallID: call.CallID, Label: call.Label, Cwd: cwd, Args: call.Args()})
 	}
-	o := g.Call(ctx, caller, "bash", callArgs, server.Serve)
-	switch {
-	case o.Deny != nil:
-		return refuse("refused: %s", o.Deny.Reason)
-	case o.Err != nil:
-		return refuse("%v", o.Err)
-	case o.Result == nil:
-		return refuse("the call came to nothing") // never: an allowed bash call has a result
-	}
-	res, _ := o.Result.Structured.(tools.BashOutput)
-	io.WriteString(out, res.Stdout)
-	io.WriteString(errw, res.Stderr)
-	switch {
-	case res.NotApplied != "":
-		return refuse("%s", strings.TrimSpace(res.NotApplied))
-	case res.TimedOut:
-		fmt.Fprintf(errw, "vaultgate exec: the command timed out\n")
-	}
-	if res.ExitCode < 0 || res.ExitCode > 255 {
-		return refuse("the command ended without an exit status")
-	}
-	return res.ExitCode
+	out.Write(r.Stdout)
+	errw.Write(r.Stderr)
+	return r.Code
 }
 
-// execCommand is the command exec runs: --command-b64 decoded, or the
-// words after "--".
-func execCommand(b64 string, args []string) (string, error) {
-	switch {
-	case b64 != "" && len(args) > 0:
-		return "", fmt.Errorf("give the command after -- or as --command-b64, not both")
-	case b64 != "":
-		b, err := base64.StdEncoding.Strict().DecodeString(b64)
-		if err != nil {
-			return "", fmt.Errorf("--command-b64: %v", err)
-		}
-		return string(b), nil
-	case len(args) == 0:
-		return "", fmt.Errorf("no command: give it after -- (vaultgate exec --config FILE -- 'ls -la')")
+// askJudge hands the command to the judge on c, and closes the line (so
+// the judge stops the command) when exec is interrupted.
+func askJudge(ctx context.Context, c *os.File, cfg *config.Config, agent string, call judgesock.ExecCall) execcmd.Reply {
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	a, err := judgesock.AskExec(c, judgesock.Request{Config: cfg.File, Digest: cfg.Digest, Agent: agent, Run: &call})
+	if err != nil {
+		return execcmd.Reply{Stderr: fmt.Appendf(nil, "vaultgate exec: %v\n", err), Code: execcmd.ExitRefused}
 	}
-	return strings.Join(args, " "), nil
+	return execcmd.Reply{Stdout: a.Stdout, Stderr: a.Stderr, Code: a.Code}
 }
 
 // settle waits out the few milliseconds after another call's audit line

@@ -160,16 +160,18 @@ func readAnswer(t *testing.T, out string) hookAnswer {
 	return a
 }
 
-// TestHookNamesExec: the rewrite names the vaultgate binary by absolute
-// path — vaultgate hook itself, vaultgate-hook the vaultgate beside it —
-// and without one beside it, vaultgate-hook denies.
+// TestHookNamesExec: the rewrite names a binary of this build by absolute
+// path, followed by exec — vaultgate hook alone itself, and where
+// vaultgate-hook lies beside vaultgate, vaultgate-hook (whose exec hands
+// the command to the judge) — and without a vaultgate beside it,
+// vaultgate-hook denies.
 func TestHookNamesExec(t *testing.T) {
 	vault, cfg, _ := sampleVault(t)
 	appendConfig(t, cfg, "[bash]\nwall = \"off\"\n")
 	call := hookJSON("s", vault, "Bash", map[string]any{"command": "ls"})
 	for hook, want := range map[string]string{
 		binary(t): binary(t),
-		filepath.Join(bundle(t), "vaultgate-hook"): filepath.Join(bundle(t), "vaultgate"),
+		filepath.Join(bundle(t), "vaultgate-hook"): filepath.Join(bundle(t), "vaultgate-hook"), // the lean exec client beside vaultgate
 	} {
 		argv := []string{hook}
 		if filepath.Base(hook) == "vaultgate" {
@@ -178,7 +180,8 @@ func TestHookNamesExec(t *testing.T) {
 		out, errOut, code := runHookBinary(t, argv, cfg, call)
 		a := readAnswer(t, out)
 		cmd, _ := a.HookSpecificOutput.UpdatedInput["command"].(string)
-		if code != 0 || a.HookSpecificOutput.PermissionDecision != "allow" || !strings.HasPrefix(cmd, quote(want)+" exec ") {
+		words := bashWords(t, cmd)
+		if code != 0 || a.HookSpecificOutput.PermissionDecision != "allow" || len(words) < 2 || words[0] != want || words[1] != "exec" {
 			t.Errorf("%s: exit %d, %q, stderr %q", hook, code, out, errOut)
 		}
 	}
@@ -187,6 +190,16 @@ func TestHookNamesExec(t *testing.T) {
 	if out, errs, code := runHookBinary(t, []string{alone}, cfg, call); code != 2 || out != "" || !strings.Contains(errs, "no vaultgate binary beside") {
 		t.Errorf("vaultgate-hook alone: exit %d, %q %q", code, out, errs)
 	}
+}
+
+// bashWords is line split into words as bash splits it.
+func bashWords(t *testing.T, line string) []string {
+	t.Helper()
+	out, err := exec.Command("bash", "-c", `w() { printf '%s\0' "$@"; }; w `+line).Output()
+	if err != nil {
+		t.Fatalf("bash could not read %q: %v", line, err)
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 }
 
 // execCmd is argv with env and stdin.

@@ -90,6 +90,7 @@ type claudeBash struct {
 	code             int
 	rewritten        bool
 	rewrittenTimeout any
+	command          string // the rewritten command
 }
 
 func runClaudeBash(t *testing.T, hook []string, cfg, session, cwd, command string) claudeBash {
@@ -112,7 +113,7 @@ func runClaudeBash(t *testing.T, hook []string, cfg, session, cwd, command strin
 	run, _ := up["command"].(string)
 	var r claudeBash
 	r.stdout, r.stderr, r.code = runIn(t, cwd, []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin", "LANG=C.UTF-8"}, "bash", "-c", run)
-	r.rewritten, r.rewrittenTimeout = true, up["timeout"]
+	r.rewritten, r.rewrittenTimeout, r.command = true, up["timeout"], run
 	return r
 }
 
@@ -159,7 +160,7 @@ func testWallHookExec(t *testing.T, hook []string) {
 		lines = len(recs)
 		var tools []string
 		for _, r := range added {
-			tools = append(tools, r.Via+":"+r.Tool)
+			tools = append(tools, string(r.Via)+":"+r.Tool)
 		}
 		if !slices.Equal(tools, want) {
 			t.Errorf("%s: audit lines %q, want %q", what, tools, want)

@@ -15,6 +15,7 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/server"
+	"github.com/vaultgate/vaultgate/vaultid"
 )
 
 // Exit codes of history, diff and undo: 0 done, 1 undo left a path alone
@@ -25,6 +26,12 @@ func openHistory(cfg *config.Config) (*history.Store, error) {
 	return history.Open(history.Dir(cfg.StateDir), nil, history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep, Recover: true})
 }
 
+// vaultScope is what of the state folder's history is the config's
+// vault's (package vaultid): history and diff show nothing else.
+func vaultScope(cfg *config.Config) (vaultid.Scope, error) {
+	return vaultid.OpenScope(cfg.StateDir, cfg.Vault)
+}
+
 func init() {
 	var src source
 	var session, since string
@@ -33,15 +40,22 @@ func init() {
 		name:    "history",
 		summary: "list the changes the agent made to the vault, newest first",
 		usage:   "[--config FILE] [PATH] [--session S] [--since DUR] [--json] | --gc",
-		help: `Lists what vaultgate kept of each change to the vault, newest first: the
+		help: `Lists what vaultgate kept of each change to the config's vault (never
+another's that shares its state folder), newest first: the
 time, the call id (the audit line's id), agent, session, tool, operation,
 path, and the size before and after ("-": absent; "N/": a folder of N
 bytes). PATH keeps the changes of that path and of what is below it.
 An entry whose state is "pending" was cut short (a crash) and "failed" one
 whose change was not made.
 
---json prints one JSON object per line: id, session, agent, tool, op,
-path, from/to (a move), time, state, and the before and after states.
+--json prints one JSON object per line: id, vault (the vault's id; none
+before vaults were named), session, agent, tool, op, path, from/to (a
+move), time, state, and the before and after states.
+
+A change made by Claude Code's Bash is kept under the id of the vaultgate
+exec that ran it; it is shown with the hook's call that exec continues,
+as the audit log joins them: its tool reads "bash (Bash TOOL_USE_ID)", and
+--json adds "continues" (the hook's line id) and "tool_use_id".
 
 --gc prunes the history to [history] max_size and keep by hand (the
 server also does at start-up): the oldest entries go first, then every
@@ -88,21 +102,40 @@ Exit codes: 0 listed (even nothing), 1 the history could not be read,
 			if len(args) == 1 {
 				under = path.Clean(strings.Trim(args[0], "/"))
 			}
+			scope, err := vaultScope(cfg)
+			if err != nil {
+				return fail(exitFailed, "%v", err)
+			}
 			all, err := store.All()
 			if err != nil {
 				return fail(exitFailed, "%v", err)
 			}
 			var shown []history.Entry
+			unnamed := map[string]bool{}
 			for _, e := range slices.Backward(all) {
+				if !scope.Owns(e.Vault) {
+					if e.Vault == "" {
+						unnamed[e.ID] = true
+					}
+					continue
+				}
 				if (session == "" || e.Session == session) && (from.IsZero() || !e.Time.Before(from)) &&
 					(under == "" || within(e.Path, under) || (e.From != "" && within(e.From, under))) {
 					shown = append(shown, e)
 				}
 			}
+			if len(unnamed) > 0 {
+				fmt.Fprintf(stderr, "vaultgate: %d call(s) kept before vaults were named are not listed: the state folder %s serves several vaults, so whose they are can't be told\n",
+					len(unnamed), cfg.StateDir)
+			}
+			calls, err := hookCalls(cfg.AuditPath, shown)
+			if err != nil {
+				return fail(exitFailed, "%v", err)
+			}
 			if asJSON {
 				enc := json.NewEncoder(stdout)
 				for _, e := range shown {
-					if err := enc.Encode(e); err != nil {
+					if err := enc.Encode(withHookCall(e, calls)); err != nil {
 						return fail(exitFailed, "%v", err)
 					}
 				}
@@ -116,7 +149,7 @@ Exit codes: 0 listed (even nothing), 1 the history could not be read,
 					p += " -> " + e.To
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format(time.DateTime), e.ID,
-					dash(e.Agent), dash(e.Session), e.Tool, e.Op, p, e.Before.SizeText(), e.After.SizeText(), e.State)
+					dash(e.Agent), dash(e.Session), toolOf(e, calls), e.Op, p, e.Before.SizeText(), e.After.SizeText(), e.State)
 			}
 			tw.Flush()
 			return exitOK
@@ -146,8 +179,12 @@ audit line, as vaultgate history lists it): a file written, edited,
 moved, deleted, or every file of a folder deleted. A binary file, a link
 or anything else is told in one line.
 
+Only a call of the config's vault is shown: one recorded for another
+vault that shares the state folder is refused.
+
 Exit codes: 0 printed (nothing, for a call that changed nothing), 1 the
-history could not be read, 2 bad usage or an id the history does not know.`,
+history could not be read, 2 bad usage, an id the history does not know,
+or a call of another vault.`,
 		flags: src.flags,
 		run: func(fs *flag.FlagSet, args []string) int {
 			if len(args) != 1 {
@@ -162,7 +199,20 @@ history could not be read, 2 bad usage or an id the history does not know.`,
 				return fail(exitFailed, "%v", err)
 			}
 			defer store.Close()
-			if err := store.Diff(stdout, args[0]); err != nil {
+			scope, err := vaultScope(cfg)
+			if err != nil {
+				return fail(exitFailed, "%v", err)
+			}
+			es, err := store.Call(args[0])
+			if err == nil {
+				for _, e := range es {
+					if err := scope.Check(args[0], e.Vault, "diff"); err != nil {
+						return fail(exitUsage, "%v", err)
+					}
+				}
+				err = store.Diff(stdout, args[0])
+			}
+			if err != nil {
 				if errors.Is(err, history.ErrUnknownID) {
 					return fail(exitUsage, "%s: no change of that id is kept", args[0])
 				}
@@ -194,14 +244,20 @@ held before the call (an undo done before, or a hand, put it back) is
 neither: there is nothing to put back, and undo says the call is undone
 already.
 
+Undo acts on the config's vault alone: --session and --since select only
+its calls, and an id recorded for another vault that shares the state
+folder is refused (exit 2). A call kept before vaults were named is its
+own only when the state folder serves no other vault; otherwise it is
+left alone, and said so (exit 1).
+
 The zones don't bind undo: it is your act, not the agent's. It is an
 audit line of its own (via "cli", tool "undo") with its own history, so
 "vaultgate undo ID-OF-THE-UNDO" takes it back.
 
 Exit codes: 0 done (or nothing to do: an id that changed nothing, or
 whose change is undone already, says so), 1 a path was left alone or the
-undo failed, 2 bad usage or an id neither the history nor the audit log
-knows (then nothing is done).`,
+undo failed, 2 bad usage, an id neither the history nor the audit log
+knows, or a call of another vault (then nothing is done).`,
 		flags: func(fs *flag.FlagSet) {
 			src.flags(fs)
 			fs.StringVar(&session, "session", "", "undo every change of this session")
@@ -222,13 +278,13 @@ knows (then nothing is done).`,
 			}
 			// Undo is the person's, not an agent's call: the config's
 			// rules are not compiled for it (nor can a broken one stop it).
-			g, closeAll, err := server.Open(cfg, server.OpenOptions{Recover: true, OwnRules: true})
+			g, err := server.OpenPerson(cfg)
 			if err != nil {
 				return fail(exitFailed, "%v", err)
 			}
-			defer closeAll()
+			defer g.Close()
 			u, err := g.Undo(server.UndoRequest{IDs: args, Session: session, Since: from, Force: force})
-			if errors.Is(err, history.ErrUnknownID) {
+			if errors.Is(err, history.ErrUnknownID) || errors.Is(err, vaultid.ErrOtherVault) {
 				return fail(exitUsage, "%v (nothing was undone)", err)
 			}
 			if u != nil && u.Calls == 0 {
@@ -239,7 +295,7 @@ knows (then nothing is done).`,
 				if session != "" {
 					what = "of session " + session
 				}
-				fmt.Fprintf(stdout, "nothing to undo: the history holds no change %s\n", what)
+				fmt.Fprintf(stdout, "nothing to undo: the history holds no change %s in this vault\n", what)
 			}
 			if u != nil {
 				for _, id := range u.Nothing {
@@ -254,6 +310,9 @@ knows (then nothing is done).`,
 				for _, c := range u.Conflicts {
 					fmt.Fprintf(stderr, "vaultgate: %s changed since call %s; left alone (--force puts it back)\n", c.Path, c.ID)
 				}
+				for _, id := range u.Unnamed {
+					fmt.Fprintf(stderr, "vaultgate: call %s was kept before vaults were named, and the state folder %s serves several vaults: left alone, whose it is can't be told\n", id, cfg.StateDir)
+				}
 				if len(u.Restored) > 0 {
 					fmt.Fprintf(stdout, "undo %s (vaultgate undo %s takes it back)\n", u.ID, u.ID)
 				}
@@ -261,7 +320,7 @@ knows (then nothing is done).`,
 			if err != nil {
 				return fail(exitFailed, "%v", err)
 			}
-			if len(u.Conflicts) > 0 {
+			if len(u.Conflicts) > 0 || len(u.Unnamed) > 0 {
 				return exitFailed
 			}
 			return exitOK

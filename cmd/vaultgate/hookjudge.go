@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"os/signal"
@@ -15,8 +17,6 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/hookcmd"
 	"github.com/vaultgate/vaultgate/internal/judgesock"
-	"github.com/vaultgate/vaultgate/rules"
-	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/server"
 )
 
@@ -82,15 +82,23 @@ func hookJudge(cfgPath, agent string, idle time.Duration) int {
 		logOut = io.MultiWriter(stderr, f)
 	}
 	errLog := log.New(logOut, fmt.Sprintf("vaultgate hook-judge %d: ", os.Getpid()), log.LstdFlags)
-	// Opened as a hook process opens it, not as a server: no start-up
-	// sweep or history recovery, which are a server's (a judge may start
-	// while one runs), and no bash of its own.
-	g, closeAll, err := server.Open(cfg, server.OpenOptions{Agents: []string{p.Name}, Rules: rules.Chain, WallHelper: sandbox.HelperBeside()})
+	// A judge is a server: it answers many calls, and what its start-up
+	// settles it does under the vault lock, so a server running beside
+	// it is not disturbed.
+	g, err := server.OpenServer(cfg, logOut)
 	if err != nil {
 		errLog.Printf("%v", err)
 		return openFailed(err)
 	}
-	defer closeAll()
+	// A judge whose config is gone leaves the gate as it is: its state
+	// folder is likely going too, and a close writes into it (the
+	// history's log sealed into a pack); the next open settles it.
+	gone := false
+	defer func() {
+		if !gone {
+			g.Close()
+		}
+	}()
 	judge := hookcmd.ListenWarmFor(g, cfg, []string{p.Name}, errLog)
 	defer judge.Close()
 	if !judge.Listening() {
@@ -108,6 +116,8 @@ func hookJudge(cfgPath, agent string, idle time.Duration) int {
 		}
 		if why := judgeEnds(cfg, judge, idle); why != "" {
 			errLog.Printf("ending: %s", why)
+			_, err := os.Stat(cfg.File)
+			gone = errors.Is(err, fs.ErrNotExist)
 			return exitOK
 		}
 	}

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/vaultgate/vaultgate/config"
 )
@@ -25,7 +30,10 @@ func init() {
 change, move, never delete), .obsidian and .trash protected. By default the
 file goes in your config folder (~/.config/vaultgate/NAME.toml), outside the
 vault, so the agent can't read its own boundary from there; --config puts it
-elsewhere. An existing config is kept unless --force.
+elsewhere. An existing config is kept unless --force. Its audit log, and
+with it the state folder (history and all), is the vault's own:
+~/.local/state/vaultgate/NAME-HASH/, HASH of the vault's real path, so no
+two vaults share one.
 
 With --claude DIR (the folder Claude Code is started in, usually the vault
 itself) it also writes or merges DIR/.mcp.json (the vault's MCP server,
@@ -236,7 +244,9 @@ vault = %[2]s
 lang  = "en"               # "en" or "ru": the language of every reason the agent reads
 
 [audit]
-path = "~/.local/state/vaultgate/audit.jsonl"
+# the audit log; its folder is the vault's state folder (history and all),
+# one per vault: two vaults never share a log or a history
+path = %[4]s
 max_size = "100MiB"
 
 [zones]
@@ -258,7 +268,29 @@ wall    = "required"
 [hook]
 server_name = "vault"      # the key of vaultgate's server in .mcp.json: its tools are mcp__vault__*
 # allow = ["WebFetch", "WebSearch"]   # Claude Code's web tools touch no file, but reach the network
-`, vault, q(vault), strings.Join(protected, ", "))
+`, vault, q(vault), strings.Join(protected, ", "), q("~/.local/state/vaultgate/"+stateFolderName(vault)+"/audit.jsonl"))
+}
+
+// stateFolderName names a vault's own state folder: its folder's name, as
+// a plain file name, and a short hash of its real path, so two vaults of
+// one name (~/work/notes, ~/home/notes) get two folders.
+func stateFolderName(vault string) string {
+	var b strings.Builder
+	for _, r := range filepath.Base(vault) {
+		switch {
+		case b.Len() >= 48:
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.' && b.Len() > 0:
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	name := strings.Trim(b.String(), "-")
+	if name == "" {
+		name = "vault"
+	}
+	sum := sha256.Sum256([]byte(vault))
+	return name + "-" + hex.EncodeToString(sum[:4])
 }
 
 func inside(dir, p string) bool {
@@ -266,11 +298,14 @@ func inside(dir, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
+// shellQuote is s as one word for a person to paste into bash: the shell
+// parser's own quoting (syntax.Quote), which leaves a plain word alone.
 func shellQuote(s string) string {
-	if strings.ContainsAny(s, " \t'\"$`\\!*?[]{}();&|<>~#") {
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	q, err := syntax.Quote(s, syntax.LangBash)
+	if err != nil {
+		return strconv.Quote(s) // a NUL or broken UTF-8: shown, not pasteable
 	}
-	return s
+	return q
 }
 
 // hookBinary is how Claude Code starts the hook: vaultgate-hook, which

@@ -6,8 +6,6 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/rules"
-	"github.com/vaultgate/vaultgate/sandbox"
-	"github.com/vaultgate/vaultgate/server"
 )
 
 // source is the --config / --vault pair most commands take.
@@ -31,14 +29,6 @@ func (s *source) load() (*config.Config, error) {
 		return config.Default(s.vault)
 	}
 	return nil, errors.New("give --config FILE (or --vault DIR for the default policy)")
-}
-
-// openGate opens the vault's file system and, unless dry, the audit log.
-// A bash call's wall is built by vaultgate-wall when it lies beside this
-// binary, and by this binary re-executed otherwise (go run).
-// Only the agents named have their config rules compiled; none is all.
-func openGate(cfg *config.Config, dry bool, agents ...string) (*server.Gate, func(), error) {
-	return server.Open(cfg, server.OpenOptions{Dry: dry, WallHelper: sandbox.HelperBeside(), HelperAhead: !dry, StartUp: !dry, Agents: agents, Rules: rules.Chain})
 }
 
 // openFailed is the exit status of a gate that did not open: a config

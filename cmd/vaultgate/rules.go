@@ -49,11 +49,13 @@ fails, 2 a rule does not compile or bad usage.`,
 				}
 				names = []string{agent}
 			}
-			g, closeAll, err := server.Open(cfg, server.OpenOptions{Dry: true, OwnRules: true})
+			// A rule that does not compile is reported below, with the
+			// others; the gate opens anyway (OpenDryRun).
+			g, err := server.OpenDryRun(cfg)
 			if err != nil {
 				return fail(1, "%v", err)
 			}
-			defer closeAll()
+			defer g.Close()
 			code := exitOK
 			for i, name := range names {
 				if i > 0 {
@@ -70,9 +72,8 @@ fails, 2 a rule does not compile or bad usage.`,
 // it returns the exit status its rules give.
 func listRules(g *server.Gate, p *config.Policy) int {
 	fmt.Fprintf(stdout, "agent %s:\n", p.Name)
-	chain := g.Chain(p)
 	n := 0
-	for _, r := range chain[:len(chain)-len(p.Rules)] {
+	for _, r := range server.Builtins(p) {
 		n++
 		fmt.Fprintf(stdout, "  %2d. %-24s built-in\n", n, r.Name)
 	}

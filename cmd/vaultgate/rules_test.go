@@ -95,7 +95,8 @@ func TestRulesThroughStdio(t *testing.T) {
 
 // TestRulesThroughTheHook: vaultgate hook (alone) and vaultgate-hook
 // (through its judge) apply an agent's rules alike, and the session's
-// deletes are counted from one hook call to the next; the reasons come in
+// deletes are counted from one Claude Code Bash to the next (each judged
+// by the hook, run by the exec its rewrite names); the reasons come in
 // the agent's language.
 func TestRulesThroughTheHook(t *testing.T) {
 	for name, hook := range map[string][]string{
@@ -111,6 +112,13 @@ func TestRulesThroughTheHook(t *testing.T) {
 				// an allowed Bash is answered with its rewrite through exec
 				if code != 0 || (i < 2) != strings.Contains(out, `"permissionDecision":"allow"`) {
 					t.Fatalf("rm %s: exit %d, %q %q", n, code, out, errs)
+				}
+				if i < 2 {
+					run, _ := readAnswer(t, out).HookSpecificOutput.UpdatedInput["command"].(string)
+					env := []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin", "LANG=C.UTF-8"}
+					if _, errs, code := runIn(t, vault, env, "bash", "-c", run); code != 0 {
+						t.Fatalf("rm %s, as Claude Code runs it: exit %d, %q", n, code, errs)
+					}
 				}
 				if i == 2 && !strings.Contains(out, "не больше двух удалений за сессию") {
 					t.Errorf("the third rm: %q", out)

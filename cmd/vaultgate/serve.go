@@ -19,6 +19,7 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/hookcmd"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/transport"
 )
 
@@ -64,11 +65,11 @@ elsewhere works but warns.`,
 }
 
 func serveStdio(cfg *config.Config) int {
-	g, closeAll, err := openGate(cfg, false)
+	g, err := server.OpenServer(cfg, os.Stderr)
 	if err != nil {
 		return openFailed(err)
 	}
-	defer closeAll()
+	defer g.Close()
 	errLog := log.New(os.Stderr, "vaultgate: ", 0)
 	// Claude Code's hook for an agent with rules asks this server, which
 	// has them compiled, rather than start CEL in a process of its own.
@@ -122,11 +123,11 @@ func serveHTTP(cfg *config.Config, addr string) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	g, closeAll, err := openGate(cfg, false)
+	g, err := server.OpenServer(cfg, os.Stderr)
 	if err != nil {
 		return openFailed(err)
 	}
-	defer closeAll()
+	defer g.Close()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fail(1, "%v", err)

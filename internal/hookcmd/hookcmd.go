@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -148,16 +149,6 @@ func (h *hook) deny(format string, args ...any) int {
 	return ExitDenied
 }
 
-// Rules compiles an agent's [[rules.deny]]: set by the binary that links
-// CEL (vaultgate, through package rules); without it an agent with rules
-// is denied every call.
-var Rules server.RuleCompiler
-
-// RulesIn, when set, is Rules keeping what it can between hook processes
-// in the config's state folder (rules.CachedChain); it is used instead of
-// Rules.
-var RulesIn func(stateDir string) server.RuleCompiler
-
 func (h *hook) judge(stdin io.Reader) int {
 	if h.flags.Config == "" {
 		return h.deny("no --config given")
@@ -177,13 +168,6 @@ func (h *hook) judge(stdin io.Reader) int {
 	if c := dialWarm(cfg, p.Name); c != nil {
 		return h.askWarm(c, cfg, p.Name, stdin)
 	}
-	compile := Rules
-	if RulesIn != nil {
-		compile = RulesIn(cfg.StateDir)
-	}
-	if len(p.Rules) > 0 && compile == nil {
-		return h.deny("agent %q has [[rules.deny]] rules, which this binary can't evaluate", p.Name)
-	}
 	data, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
 	if err != nil {
 		return h.deny("reading stdin: %v", err)
@@ -196,14 +180,28 @@ func (h *hook) judge(stdin io.Reader) int {
 		return h.deny("%v", err)
 	}
 	// The hook never runs bash, but probes the wall that vaultgate exec
-	// will raise, with exec's helper. Only this agent's rules are
-	// compiled: an agent without any builds no CEL environment.
-	g, closeAll, err := server.Open(cfg, server.OpenOptions{Agents: []string{p.Name}, Rules: compile, WallHelper: h.helper()})
+	// will raise (answer), with exec's helper.
+	g, err := server.OpenCall(cfg, p.Name)
 	if err != nil {
 		return h.deny("%v", err)
 	}
-	defer closeAll()
+	defer g.Close()
 	return h.answer(g, cfg, p, in)
+}
+
+// execClient is the binary whose exec command an allowed Bash is
+// rewritten to: vaultgate-hook beside exe, the lean client that hands the
+// command to the running judge (and becomes exe's exec when there is
+// none), or else exe itself.
+func execClient(exe string) string {
+	if exe == "" {
+		return ""
+	}
+	client := filepath.Join(filepath.Dir(exe), "vaultgate-hook")
+	if fi, err := os.Stat(client); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		return client
+	}
+	return exe
 }
 
 // helper is the wall's helper of the exec command Bash will run through.
@@ -225,7 +223,7 @@ func (h *hook) answer(g *server.Gate, cfg *config.Config, p *config.Policy, in *
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
-	opt := server.HookOptions{Exec: h.flags.Exec, ExecProblem: h.flags.ExecProblem}
+	opt := server.HookOptions{Exec: execClient(h.flags.Exec), ExecProblem: h.flags.ExecProblem}
 	if in.ToolName == "Bash" && !in.After() {
 		opt.Sandbox = ClaudeSandbox(in.Cwd, h.getenv)
 	}

@@ -3,6 +3,7 @@ package hookcmd
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/execcmd"
 	"github.com/vaultgate/vaultgate/internal/judgesock"
 	"github.com/vaultgate/vaultgate/internal/peercred"
 	"github.com/vaultgate/vaultgate/server"
@@ -56,6 +58,11 @@ func warmSocket(cfg *config.Config, agent string) string {
 	return path
 }
 
+// DialJudge connects to the judge for agent under cfg — a hook-judge, or
+// a server that loaded the very config — or returns nil when none answers.
+// vaultgate exec hands its command to it (judgesock.AskExec).
+func DialJudge(cfg *config.Config, agent string) *os.File { return dialWarm(cfg, agent) }
+
 // dialWarm connects to the judge for agent, or returns nil when none
 // answers; the call is then judged cold.
 func dialWarm(cfg *config.Config, agent string) *os.File {
@@ -93,6 +100,7 @@ type WarmJudge struct {
 	closed bool
 	// Answered counts the calls judged, for tests and the server's log.
 	answered int
+	ran      int       // exec commands run
 	last     time.Time // started, or last asked
 }
 
@@ -199,6 +207,10 @@ func (w *WarmJudge) answer(c *net.UnixConn, agent string) {
 	w.mu.Lock()
 	w.last = time.Now()
 	w.mu.Unlock()
+	if req.Run != nil {
+		w.runExec(c, br, req, agent)
+		return
+	}
 	var out, errOut bytes.Buffer
 	env := req.Env
 	if env == nil {
@@ -232,6 +244,45 @@ func (w *WarmJudge) answer(c *net.UnixConn, agent string) {
 	w.mu.Unlock()
 	reply, _ := json.Marshal(judgesock.Answer{Code: code, Stdout: out.Bytes(), Stderr: errOut.Bytes()})
 	c.Write(reply)
+}
+
+// runExec runs the command an exec handed over, on the judge's gate, as
+// exec would have run it on a gate of its own (execcmd.Run), and answers
+// with what exec is to print and exit with. The exec closing the
+// connection before the answer (killed, interrupted) stops the command.
+func (w *WarmJudge) runExec(c *net.UnixConn, br *bufio.Reader, req judgesock.Request, agent string) {
+	c.SetDeadline(time.Time{}) // the command's own timeout bounds it
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		io.Copy(io.Discard, br) // returns when exec goes away, or at the answer
+		cancel()
+	}()
+	reply := func() (r execcmd.Reply) {
+		defer func() {
+			if p := recover(); p != nil {
+				r = execcmd.Reply{Stderr: fmt.Appendf(nil, "vaultgate exec: the judge failed: %v\n", p), Code: execcmd.ExitRefused}
+			}
+		}()
+		p := w.cfg.Policy(agent)
+		if req.Config != w.cfg.File || req.Digest != w.cfg.Digest || req.Agent != agent || p == nil {
+			return execcmd.Reply{Stderr: fmt.Appendf(nil, "vaultgate exec: the judge on this socket loaded %s for agent %q, not %s for %q\n", w.cfg.File, agent, req.Config, req.Agent), Code: execcmd.ExitRefused}
+		}
+		x := req.Run
+		return execcmd.Run(ctx, w.g, server.ExecRequest{Agent: p, CallID: x.CallID, Label: x.Label, Cwd: x.Cwd, Args: x.Args(), Environ: x.Environ})
+	}()
+	w.mu.Lock()
+	w.ran++
+	w.mu.Unlock()
+	answer, _ := json.Marshal(judgesock.Answer{Code: reply.Code, Stdout: reply.Stdout, Stderr: reply.Stderr})
+	c.Write(answer)
+}
+
+// Ran is how many exec commands the judge has run.
+func (w *WarmJudge) Ran() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ran
 }
 
 // Listening is whether the judge has a socket of its own.

@@ -15,7 +15,6 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/judgesock"
 	"github.com/vaultgate/vaultgate/internal/vaulttest"
-	"github.com/vaultgate/vaultgate/rules"
 	"github.com/vaultgate/vaultgate/server"
 )
 
@@ -46,11 +45,11 @@ func startJudge(t *testing.T, cfgPath string) *WarmJudge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, closeAll, err := server.Open(cfg, server.OpenOptions{Rules: rules.Chain})
+	g, err := server.OpenServer(cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(closeAll)
+	t.Cleanup(func() { g.Close() })
 	w := ListenWarm(g, cfg, log.New(io.Discard, "", 0))
 	t.Cleanup(w.Close)
 	return w
@@ -75,14 +74,14 @@ func runHook(t *testing.T, cfgPath, stdin string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// The lean hook (no CEL) has a server's warm judge answer, and answers as
-// a hook with CEL does; without a judge it hands the call on.
+// The hook has a server's warm judge answer, and the judge answers as the
+// hook does cold; without a judge the hook judges the call itself, the
+// config's rules and all (OpenCall compiles them).
 func TestWarmJudge(t *testing.T) {
 	dir, cfgPath := ruledVault(t)
-	// Without a judge, the lean hook can only hand the call on (here,
-	// where stdin is no file, that is a deny that says so).
-	if code, _, errOut := runHook(t, cfgPath, hookCases(dir)[0].stdin); code != ExitDenied || !strings.Contains(errOut, "can't evaluate") {
-		t.Fatalf("no judge: exit %d, %q", code, errOut)
+	// Without a judge, the hook opens the vault and judges by itself.
+	if code, out, errOut := runHook(t, cfgPath, hookCases(dir)[1].stdin); code != ExitAnswered || !strings.Contains(out, hookCases(dir)[1].want) {
+		t.Fatalf("no judge: exit %d, out %q, err %q", code, out, errOut)
 	}
 
 	w := startJudge(t, cfgPath)
@@ -96,28 +95,26 @@ func TestWarmJudge(t *testing.T) {
 		}
 	}
 
-	// The same calls judged cold, by a hook with CEL, give the same answers.
+	// The same calls judged cold, by the hook itself, give the same answers.
 	w.Close()
-	Rules = rules.Chain
 	for _, c := range hookCases(dir) {
 		code, out, _ := runHook(t, cfgPath, c.stdin)
 		if code != ExitAnswered || !strings.Contains(out, c.want) {
 			t.Errorf("cold %s: exit %d, out %q; want %q", c.name, code, out, c.want)
 		}
 	}
-	Rules = nil
 	if w.Answered() != 3 {
 		t.Errorf("the cold hook asked the judge: %d answers", w.Answered())
 	}
 
 	// An edited config is another config: the judge that loaded the old
-	// one is not asked.
+	// one is not asked; the hook judges by the edited config itself.
 	w = startJudge(t, cfgPath)
 	f, _ := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("\n# edited\n")
 	f.Close()
-	if code, _, errOut := runHook(t, cfgPath, hookCases(dir)[0].stdin); code != ExitDenied || !strings.Contains(errOut, "can't evaluate") || w.Answered() != 0 {
-		t.Errorf("edited config: exit %d, %q, %d answers", code, errOut, w.Answered())
+	if code, out, errOut := runHook(t, cfgPath, hookCases(dir)[1].stdin); code != ExitAnswered || !strings.Contains(out, hookCases(dir)[1].want) || w.Answered() != 0 {
+		t.Errorf("edited config: exit %d, out %q, err %q, %d answers", code, out, errOut, w.Answered())
 	}
 }
 

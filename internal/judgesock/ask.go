@@ -56,3 +56,31 @@ func Ask(c *os.File, req Request, stdin io.Reader, stdout, stderr io.Writer) (in
 	}
 	return a.Code, nil
 }
+
+// AskExec hands exec's command to the judge on c and returns what exec is
+// to print and exit with. The connection stays open while the command
+// runs: closing it (exec killed, or interrupted) tells the judge to stop
+// the command. Once sent there is no going back to running it here (the
+// judge may have run it): anything that goes wrong is an error.
+func AskExec(c *os.File, req Request) (Answer, error) {
+	defer c.Close()
+	head, err := json.Marshal(req)
+	if err != nil {
+		return Answer{}, err
+	}
+	if _, err := c.Write(append(head, '\n')); err != nil {
+		return Answer{}, fmt.Errorf("handing the command to the judge: %w", err)
+	}
+	reply, err := io.ReadAll(io.LimitReader(c, MaxAnswer))
+	if err != nil {
+		return Answer{}, fmt.Errorf("the judge's answer: %w", err)
+	}
+	var a Answer
+	if err := json.Unmarshal(reply, &a); err != nil {
+		if len(reply) == 0 {
+			err = errors.New("it closed the connection")
+		}
+		return Answer{}, fmt.Errorf("the judge gave no answer: %w", err)
+	}
+	return a, nil
+}

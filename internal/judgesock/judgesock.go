@@ -49,6 +49,20 @@ type Request struct {
 	// project and settings folders, which differ from session to session
 	// while the judge's own environment is the first hook's).
 	Env map[string]string `json:"env"`
+	// Run, when set, asks the judge to run a vaultgate exec command on
+	// its open gate instead of judging a hook's call: exec hands it over
+	// (AskExec) rather than open the vault itself.
+	Run *ExecCall `json:"run,omitempty"`
+}
+
+// ExecCall is one vaultgate exec command, as exec hands it to a judge.
+type ExecCall struct {
+	CallID  string   `json:"call_id,omitempty"` // the id the hook issued; "" for a command run by hand
+	Label   string   `json:"label,omitempty"`   // --session, for a command run by hand
+	Cwd     string   `json:"cwd"`               // absolute, links resolved
+	Command string   `json:"command"`
+	Timeout int      `json:"timeout,omitempty"` // seconds; 0 is [bash] timeout
+	Environ []string `json:"environ"`           // exec's, for [bash] env
 }
 
 // HookEnv names the variables a hook sends in Request.Env: those the

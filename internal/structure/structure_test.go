@@ -1,0 +1,191 @@
+package structure
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// source is one non-test Go file of the module, parsed.
+type source struct {
+	path string // slash-separated, from the module root
+	file *ast.File
+	text string
+}
+
+// sources parses every non-test Go file of the module.
+func sources(t *testing.T) []source {
+	t.Helper()
+	root := "../.."
+	var out []source
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && p != root) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, data, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out = append(out, source{path: filepath.ToSlash(rel), file: f, text: string(data)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 100 {
+		t.Fatalf("only %d source files found: is the test run from its package folder?", len(out))
+	}
+	return out
+}
+
+// literalsOf lists where a composite literal of pkg.name (or of name,
+// inside package pkg) is written.
+func literalsOf(srcs []source, pkg, name string) []string {
+	var at []string
+	for _, s := range srcs {
+		ast.Inspect(s.file, func(n ast.Node) bool {
+			cl, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			switch ty := cl.Type.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := ty.X.(*ast.Ident); ok && x.Name == pkg && ty.Sel.Name == name {
+					at = append(at, s.path)
+				}
+			case *ast.Ident:
+				if s.file.Name.Name == pkg && ty.Name == name {
+					at = append(at, s.path)
+				}
+			}
+			return true
+		})
+	}
+	return at
+}
+
+// callsOf lists the files that call a function or method named name (of
+// package pkg only, when given).
+func callsOf(srcs []source, name string, pkg ...string) []string {
+	var at []string
+	for _, s := range srcs {
+		ast.Inspect(s.file, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			switch f := c.Fun.(type) {
+			case *ast.Ident:
+				if f.Name == name && (len(pkg) == 0 || s.file.Name.Name == pkg[0]) {
+					at = append(at, s.path)
+				}
+			case *ast.SelectorExpr:
+				x, isIdent := f.X.(*ast.Ident)
+				if f.Sel.Name == name && (len(pkg) == 0 || isIdent && x.Name == pkg[0]) {
+					at = append(at, s.path)
+				}
+			}
+			return true
+		})
+	}
+	return at
+}
+
+// TestOneAnswerEach: each question of the design is answered in one place.
+func TestOneAnswerEach(t *testing.T) {
+	srcs := sources(t)
+	uniq := func(s []string) []string { slices.Sort(s); return slices.Compact(s) }
+	within := func(got []string, allowed ...string) []string {
+		var extra []string
+		for _, p := range uniq(got) {
+			if !slices.Contains(allowed, p) {
+				extra = append(extra, p)
+			}
+		}
+		return extra
+	}
+	for _, c := range []struct {
+		invariant string
+		found     []string
+		allowed   []string
+	}{
+		// The gate is the only builder of an audit record: every line is
+		// a call's, through Gate.Call (undo included). The panel's index
+		// rebuilds a record from the fields it scanned of a line, to read
+		// it; it holds no writer (next row).
+		{"an audit.Record is built only by the gate", literalsOf(srcs, "audit", "Record"), []string{"server/gate.go", "admin/index.go"}},
+		// Only a gate holds the audit log's writer.
+		{"the audit log is opened for writing only by a gate", callsOf(srcs, "Open", "audit"), []string{"server/open.go"}},
+		// A gate is opened only by its role's constructor.
+		{"a Gate is made only in server/open.go", literalsOf(srcs, "server", "Gate"), []string{"server/open.go"}},
+		// Claude Code sessions' state files are read and written in one place.
+		{"a session's state file is held only by the session store", callsOf(srcs, "holdSession"), []string{"server/sessions.go", "server/hook.go"}},
+		// The tools never judge: the gate judges what they plan and what
+		// they really changed.
+		{"only the gate and the rules run a chain", append(callsOf(srcs, "JudgeEach"), callsOf(srcs, "Judge")...), []string{"server/gate.go", "policy/policy.go"}},
+	} {
+		if extra := within(c.found, c.allowed...); len(extra) > 0 {
+			t.Errorf("%s: also in %s", c.invariant, strings.Join(extra, ", "))
+		}
+	}
+}
+
+// TestHistoryKnowsNoTool: the history keeps what a change did, in its own
+// words (history.Op, history.Settled), and decides nothing by the name of
+// the tool that made it.
+func TestHistoryKnowsNoTool(t *testing.T) {
+	for _, s := range sources(t) {
+		if !strings.HasPrefix(s.path, "history/") {
+			continue
+		}
+		ast.Inspect(s.file, func(n ast.Node) bool {
+			b, ok := n.(*ast.BinaryExpr)
+			if !ok || (b.Op != token.EQL && b.Op != token.NEQ) {
+				return true
+			}
+			for _, side := range []ast.Expr{b.X, b.Y} {
+				if sel, ok := side.(*ast.SelectorExpr); ok && sel.Sel.Name == "Tool" {
+					t.Errorf("%s decides by a tool's name", s.path)
+				}
+			}
+			return true
+		})
+	}
+}
+
+// TestOneQuoter: one shell quoter, the shell parser's own
+// (syntax.Quote): no file quotes for a shell by hand, which shows as a
+// string holding the close-escape-reopen of a single quote.
+func TestOneQuoter(t *testing.T) {
+	for _, s := range sources(t) {
+		ast.Inspect(s.file, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if v, err := strconv.Unquote(lit.Value); err == nil && strings.Contains(v, `'\''`) {
+				t.Errorf("%s quotes for a shell by hand: use mvdan.cc/sh/v3/syntax.Quote", s.path)
+			}
+			return true
+		})
+	}
+}
