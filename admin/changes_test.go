@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/vaultgate/vaultgate/history"
-	"github.com/vaultgate/vaultgate/tools"
+	"github.com/vaultgate/vaultgate/vaultfs"
 )
 
 // testHistory is a vault and a history store in a state folder beside it.
@@ -26,7 +26,7 @@ func newTestHistory(t *testing.T) *testHistory {
 	if err := os.MkdirAll(vault, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fsys, err := tools.OpenNoFollowFs(vault)
+	fsys, err := vaultfs.Open(vault)
 	if err != nil {
 		t.Fatal(err)
 	}

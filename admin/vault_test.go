@@ -14,7 +14,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/history"
-	"github.com/vaultgate/vaultgate/tools"
+	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/vaultid"
 )
 
@@ -231,7 +231,7 @@ func TestEventsShowItsVaultAlone(t *testing.T) {
 func TestChangesOfAnotherVaultRefused(t *testing.T) {
 	v := newTwoVaults(t)
 	idB := v.addB(t)
-	fsys, err := tools.OpenNoFollowFs(v.a)
+	fsys, err := vaultfs.Open(v.a)
 	if err != nil {
 		t.Fatal(err)
 	}

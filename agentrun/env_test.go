@@ -2,6 +2,7 @@ package agentrun
 
 import (
 	"encoding/json"
+	"github.com/vaultgate/vaultgate/claude"
 	"slices"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func TestEnv(t *testing.T) {
 // TestClaudeArgs: run --claude's flags come right after the program, so
 // the person's arguments can't take them as values, and hold no secret.
 func TestClaudeArgs(t *testing.T) {
-	got := claudeArgs([]string{"claude", "-p", "hello"}, "/r/mcp.json", "/r/s.json")
+	got := claude.RunArgs([]string{"claude", "-p", "hello"}, "/r/mcp.json", "/r/s.json")
 	want := []string{"claude", "--mcp-config", "/r/mcp.json", "--strict-mcp-config", "--settings", "/r/s.json", "--permission-mode", "bypassPermissions", "-p", "hello"}
 	if !slices.Equal(got, want) {
 		t.Errorf("args %v", got)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/sandbox"
@@ -129,7 +130,7 @@ func Run(ctx context.Context, o Options) (int, error) {
 		if err := writeOwned(settings, b, 0o444, uid, gid); err != nil {
 			return 0, err
 		}
-		argv = claudeArgs(argv, mcpPath, settings)
+		argv = claude.RunArgs(argv, mcpPath, settings)
 	}
 	userName := ""
 	if u != nil {

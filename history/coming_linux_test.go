@@ -12,7 +12,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/internal/vaulttest"
-	"github.com/vaultgate/vaultgate/tools"
+	"github.com/vaultgate/vaultgate/vaultfs"
 )
 
 // TestComingBodyNeedsNoRoomAfter: a change that names the bodies it will
@@ -27,7 +27,7 @@ func TestComingBodyNeedsNoRoomAfter(t *testing.T) {
 	os.MkdirAll(vault, 0o755)
 	kept := history.Dir(state)
 	vaulttest.SmallDisk(t, kept, "16m")
-	fsys, err := tools.OpenNoFollowFs(vault)
+	fsys, err := vaultfs.Open(vault)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,19 +9,19 @@ import (
 	"time"
 
 	"github.com/vaultgate/vaultgate/history"
-	"github.com/vaultgate/vaultgate/tools"
+	"github.com/vaultgate/vaultgate/vaultfs"
 )
 
 // vaultStore is a vault folder and a store over it, the vault reached as
 // the server reaches it.
-func vaultStore(t *testing.T, opt history.Options) (vault string, fsys *tools.NoFollowFs, s *history.Store) {
+func vaultStore(t *testing.T, opt history.Options) (vault string, fsys *vaultfs.NoFollowFs, s *history.Store) {
 	t.Helper()
 	dir := t.TempDir()
 	vault = filepath.Join(dir, "vault")
 	if err := os.MkdirAll(vault, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fsys, err := tools.OpenNoFollowFs(vault)
+	fsys, err := vaultfs.Open(vault)
 	if err != nil {
 		t.Fatal(err)
 	}

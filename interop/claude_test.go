@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	claudecode "github.com/vaultgate/vaultgate/claude"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -309,7 +310,7 @@ func TestClaudeCode(t *testing.T) {
 
 	// every tool Claude Code offers is placed: judged, passed, refused on
 	// purpose, or the web tools [hook] allow may let through
-	passing, _ := tools.HookBuiltins()
+	passing := claudecode.Named(claudecode.Passed)
 	placed := append(tools.JudgedDespiteAllow([]string{"*"}), passing...)
 	placed = append(placed, "WebFetch", "WebSearch")
 	model.mu.Lock()

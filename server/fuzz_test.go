@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/vaultgate/vaultgate/claude"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ const seedVault = "/home/you/Notes"
 // FuzzHookInput feeds arbitrary stdin to the hook's parser and every input
 // it accepts to the gate as the hook would (plan, judge, run; the log is
 // left out). Seeded with Claude Code's own PreToolUse and PostToolUse JSON.
-// It holds that bad input is ErrHookInput, that no planner or rule fails
+// It holds that bad input is claude.ErrHookInput, that no planner or rule fails
 // inside, and that a reason never names a hidden path the input did not.
 func FuzzHookInput(f *testing.F) {
 	g, p, vault, _ := hookGate(f, "")
@@ -39,10 +40,10 @@ func FuzzHookInput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := ParseHookInput(data)
+		in, err := claude.ParseHookInput(data)
 		if err != nil {
-			if !errors.Is(err, ErrHookInput) {
-				t.Fatalf("%q: an error that is not ErrHookInput: %v", data, err)
+			if !errors.Is(err, claude.ErrHookInput) {
+				t.Fatalf("%q: an error that is not claude.ErrHookInput: %v", data, err)
 			}
 			return
 		}

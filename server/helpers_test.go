@@ -29,7 +29,7 @@ func loadConfig(t testing.TB, body string) *config.Config {
 
 // The gates of these tests are opened as the binaries open theirs, by
 // the constructor of the role the test is about, on the vault's real
-// files through the production file system (tools.OpenNoFollowFs); each
+// files through the production file system (vaultfs.Open); each
 // is closed when its test ends.
 
 // serverGate opens cfg's vault as `vaultgate serve` (or run, or

@@ -2,11 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/vaultgate/vaultgate/claude"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/vaultgate/vaultgate/tools"
 )
 
 // Claude Code's own tools that touch no file pass with an empty [hook]
@@ -14,7 +13,7 @@ import (
 // with their reason even when allow matches them; WebFetch and WebSearch
 // stay a choice of allow; an unknown tool is refused.
 func TestHookBuiltinTable(t *testing.T) {
-	passing, refused := tools.HookBuiltins()
+	passing, refused := claude.Named(claude.Passed), claude.Named(claude.Refused)
 	for _, extra := range []string{"", "[hook]\nallow = [\"*\"]\n"} {
 		g, p, v, auditPath := hookGate(t, extra)
 		for _, tool := range passing {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/vaultgate/vaultgate/claude"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ func TestHookKeepsClaudeCodeWrites(t *testing.T) {
 	before := tree(t, vault)
 	hook := func(event, tool string, input map[string]any) {
 		t.Helper()
-		in := &HookInput{SessionID: "S", Cwd: vault, HookEventName: event, ToolName: tool, ToolInput: input}
+		in := &claude.HookInput{SessionID: "S", Cwd: vault, HookEventName: event, ToolName: tool, ToolInput: input}
 		if a, err := g.Hook(context.Background(), p, in); err != nil || a.Deny != "" {
 			t.Fatalf("%s %s: %+v %v", event, tool, a, err)
 		}
@@ -79,7 +80,7 @@ func TestHookDeniesWriteNotKept(t *testing.T) {
 	g.keep = failingRecorder{}
 	p := g.cfg.Policy(config.DefaultAgent)
 	for _, tool := range []string{"Write", "Edit"} {
-		in := &HookInput{SessionID: "S", Cwd: vault, HookEventName: "PreToolUse", ToolName: tool,
+		in := &claude.HookInput{SessionID: "S", Cwd: vault, HookEventName: "PreToolUse", ToolName: tool,
 			ToolInput: map[string]any{"file_path": "a.md", "content": "x", "old_string": "beta", "new_string": "b"}}
 		a, err := g.Hook(context.Background(), p, in)
 		if err == nil && a.Deny == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/vaultgate/vaultgate/claude"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,9 +59,9 @@ func hookCall(t *testing.T, g *Gate, p *config.Policy, session, cwd, tool string
 // tests, which never run them (cmd/vaultgate's do).
 const testExec = "/opt/vault gate/vaultgate"
 
-func hookAnswer(t *testing.T, g *Gate, p *config.Policy, session, cwd, tool string, input map[string]any) HookAnswer {
+func hookAnswer(t *testing.T, g *Gate, p *config.Policy, session, cwd, tool string, input map[string]any) claude.HookAnswer {
 	t.Helper()
-	in := &HookInput{SessionID: session, Cwd: cwd, HookEventName: "PreToolUse", ToolName: tool, ToolInput: input}
+	in := &claude.HookInput{SessionID: session, Cwd: cwd, HookEventName: "PreToolUse", ToolName: tool, ToolInput: input}
 	a, err := g.HookWith(context.Background(), p, in, HookOptions{Exec: testExec})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
@@ -165,7 +166,7 @@ func TestHookSessionState(t *testing.T) {
 	}
 	// Claude Code edits the file; PostToolUse records it, so a second edit needs no read
 	os.WriteFile(f, []byte("edited by Claude Code\n"), 0o644)
-	if _, err := g.Hook(context.Background(), p, &HookInput{SessionID: "A", HookEventName: "PostToolUse", ToolName: "Edit", ToolInput: edit}); err != nil {
+	if _, err := g.Hook(context.Background(), p, &claude.HookInput{SessionID: "A", HookEventName: "PostToolUse", ToolName: "Edit", ToolInput: edit}); err != nil {
 		t.Fatal(err)
 	}
 	if d := hookCall(t, g, p, "A", v, "Edit", edit); d != "" {
@@ -204,16 +205,16 @@ func TestHookConcurrentSessions(t *testing.T) {
 
 func TestParseHookInput(t *testing.T) {
 	for _, bad := range []string{"", "  \n", "not json", `{"tool_input":{}}`, `[1,2]`} {
-		if _, err := ParseHookInput([]byte(bad)); err == nil {
+		if _, err := claude.ParseHookInput([]byte(bad)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
 	}
-	in, err := ParseHookInput([]byte(`{"session_id":"x","tool_name":"Read"}`))
+	in, err := claude.ParseHookInput([]byte(`{"session_id":"x","tool_name":"Read"}`))
 	if err != nil || in.ToolInput == nil {
 		t.Errorf("%+v %v", in, err)
 	}
 	var out map[string]map[string]string
-	json.Unmarshal(HookAnswer{Deny: "no"}.JSON(), &out)
+	json.Unmarshal(claude.HookAnswer{Deny: "no"}.JSON(), &out)
 	h := out["hookSpecificOutput"]
 	if h["hookEventName"] != "PreToolUse" || h["permissionDecision"] != "deny" || h["permissionDecisionReason"] != "no" {
 		t.Errorf("deny JSON: %v", out)
@@ -230,7 +231,7 @@ func TestHookDeniesWhatItCantRecord(t *testing.T) {
 		"Read":      {"file_path": filepath.Join(v, "Welcome.md")},
 		"TodoWrite": {"todos": []any{}},
 	} {
-		in := &HookInput{SessionID: "s", Cwd: v, HookEventName: "PreToolUse", ToolName: tool, ToolInput: input}
+		in := &claude.HookInput{SessionID: "s", Cwd: v, HookEventName: "PreToolUse", ToolName: tool, ToolInput: input}
 		if a, err := g.Hook(context.Background(), p, in); err == nil && a.Deny == "" {
 			t.Errorf("%s was let through unrecorded", tool)
 		}
@@ -317,7 +318,7 @@ func TestHookScopeIsARule(t *testing.T) {
 // server's line, and keeps only the newest.
 func TestHookForwarded(t *testing.T) {
 	g, p, v, auditPath := hookGate(t, "")
-	in := &HookInput{SessionID: "join-me", Cwd: v, HookEventName: "PreToolUse", ToolName: "mcp__vault__read",
+	in := &claude.HookInput{SessionID: "join-me", Cwd: v, HookEventName: "PreToolUse", ToolName: "mcp__vault__read",
 		ToolInput: map[string]any{"path": "Welcome.md"}, ToolUseID: "toolu_01"}
 	before := time.Now().Add(-time.Second)
 	for i := range maxForwarded + 3 {
@@ -352,7 +353,7 @@ func TestHookPostToolUse(t *testing.T) {
 	g, p, v, auditPath := hookGate(t, "")
 	after := func(tool string, input map[string]any) {
 		t.Helper()
-		in := &HookInput{SessionID: "A", Cwd: filepath.Join(v, "notes"), HookEventName: "PostToolUse", ToolName: tool, ToolInput: input}
+		in := &claude.HookInput{SessionID: "A", Cwd: filepath.Join(v, "notes"), HookEventName: "PostToolUse", ToolName: tool, ToolInput: input}
 		if a, err := g.Hook(context.Background(), p, in); err != nil || a.Deny != "" {
 			t.Fatalf("%s: %+v %v", tool, a, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/vaultgate/vaultgate/claude"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -115,7 +116,7 @@ func slicesContains(ws []string, w string) bool {
 // tool would run it is denied with the reason, and never rewritten.
 func TestHookBashRefusals(t *testing.T) {
 	ls := map[string]any{"command": "ls"}
-	deny := func(t *testing.T, a HookAnswer, want string) {
+	deny := func(t *testing.T, a claude.HookAnswer, want string) {
 		t.Helper()
 		if a.UpdatedInput != nil || !strings.Contains(a.Deny, want) {
 			t.Errorf("%+v, want a deny containing %q", a, want)
@@ -131,7 +132,7 @@ func TestHookBashRefusals(t *testing.T) {
 	})
 	t.Run("no exec binary", func(t *testing.T) {
 		g, p, v, _ := hookGate(t, "[bash]\nwall = \"off\"\n")
-		in := &HookInput{SessionID: "s", Cwd: v, HookEventName: "PreToolUse", ToolName: "Bash", ToolInput: ls}
+		in := &claude.HookInput{SessionID: "s", Cwd: v, HookEventName: "PreToolUse", ToolName: "Bash", ToolInput: ls}
 		a, err := g.HookWith(context.Background(), p, in, HookOptions{ExecProblem: "no vaultgate binary beside /x/vaultgate-hook"})
 		if err != nil {
 			t.Fatal(err)
@@ -150,7 +151,7 @@ func TestHookBashRefusals(t *testing.T) {
 			{"off", false, false},
 		} {
 			g, p, v, _ := hookGate(t, "[bash]\nwall = \""+c.wall+"\"\n")
-			in := &HookInput{SessionID: "s", Cwd: v, HookEventName: "PreToolUse", ToolName: "Bash",
+			in := &claude.HookInput{SessionID: "s", Cwd: v, HookEventName: "PreToolUse", ToolName: "Bash",
 				ToolInput: map[string]any{"command": "ls", "dangerouslyDisableSandbox": c.disable}}
 			a, err := g.HookWith(context.Background(), p, in, HookOptions{Exec: testExec, Sandbox: "/home/u/.claude/settings.json"})
 			if err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/vaultgate/vaultgate/claude"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ hidden    = ["notes/private"]
 		}
 	}
 
-	hook := &HookInput{SessionID: "s", Cwd: vault, HookEventName: "PreToolUse", ToolName: "WebFetch", ToolInput: map[string]any{}}
+	hook := &claude.HookInput{SessionID: "s", Cwd: vault, HookEventName: "PreToolUse", ToolName: "WebFetch", ToolInput: map[string]any{}}
 	if a, err := g.Hook(ctx, p, hook); err != nil || !strings.HasPrefix(a.Deny, "WebFetch здесь запрещён") {
 		t.Errorf("hook: %q %v", a.Deny, err)
 	}

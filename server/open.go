@@ -16,6 +16,7 @@ import (
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/tools"
 	"github.com/vaultgate/vaultgate/txn"
+	"github.com/vaultgate/vaultgate/vaultfs"
 )
 
 // A gate is opened for one of four roles, each by its own constructor, so
@@ -137,7 +138,7 @@ func (g *Gate) Close() error {
 // and, when recorded, its audit log (masking the values of configured
 // secrets) and its history (recovered from a crash when recover).
 func open(cfg *config.Config, recorded, recover bool) (*Gate, error) {
-	rfs, err := tools.OpenNoFollowFs(cfg.Vault)
+	rfs, err := vaultfs.Open(cfg.Vault)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/vaultgate/vaultgate/claude"
 	"io"
 	"os"
 	"path/filepath"
@@ -321,7 +322,7 @@ reason = "two reads are enough"
 `)
 	after := func(tool string, input map[string]any) {
 		t.Helper()
-		in := &HookInput{SessionID: "after", Cwd: v, HookEventName: "PostToolUse", ToolName: tool, ToolInput: input}
+		in := &claude.HookInput{SessionID: "after", Cwd: v, HookEventName: "PostToolUse", ToolName: tool, ToolInput: input}
 		if _, err := g.Hook(context.Background(), p, in); err != nil {
 			t.Fatal(err)
 		}

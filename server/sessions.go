@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/policy"
 )
 
@@ -117,7 +118,7 @@ func (s *heldSession) load(id string) error {
 }
 
 // noteForwarded remembers a call passed on to the vault server.
-func (s *heldSession) noteForwarded(in *HookInput) {
+func (s *heldSession) noteForwarded(in *claude.HookInput) {
 	s.file.Forwarded = append(s.file.Forwarded, forwardedCall{Tool: in.ToolName, ToolUseID: in.ToolUseID, Time: time.Now().UTC()})
 	if n := len(s.file.Forwarded); n > maxForwarded {
 		s.file.Forwarded = slices.Clone(s.file.Forwarded[n-maxForwarded:])

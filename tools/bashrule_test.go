@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"github.com/vaultgate/vaultgate/claude"
 	"slices"
 	"strings"
 	"testing"
@@ -168,7 +169,7 @@ func TestPlannersMark(t *testing.T) {
 		}
 	}
 	s.Bash = &config.Bash{Enabled: true, Wall: config.WallOff, Timeout: time.Minute, MaxTimeout: time.Minute}
-	s.Hook.Exec = &HookExec{Binary: "/usr/bin/vaultgate", Config: "/etc/vaultgate.toml"}
+	s.Hook.Exec = &claude.Exec{Binary: "/usr/bin/vaultgate", Config: "/etc/vaultgate.toml"}
 	p, err := s.Plan("Bash", map[string]any{"command": "python3 x.py; cat $(echo a)"})
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +216,7 @@ func TestHookScopeRule(t *testing.T) {
 	if got := JudgedDespiteAllow([]string{"B*", "Edit", "TodoWrite"}); !slices.Equal(got, []string{"Edit", "Bash"}) {
 		t.Errorf("JudgedDespiteAllow: %v", got)
 	}
-	if got := JudgedDespiteAllow([]string{"*"}); len(got) != 8+len(refusedBuiltins) {
+	if got := JudgedDespiteAllow([]string{"*"}); len(got) != len(claude.Named(claude.Judged))+len(claude.Named(claude.Refused)) {
 		t.Errorf(`JudgedDespiteAllow("*"): %v`, got)
 	}
 }

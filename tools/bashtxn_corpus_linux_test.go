@@ -11,6 +11,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -53,7 +54,7 @@ func corpusTxnVault(t *testing.T) (*Set, string, string) {
 		{Path: "hidden", Mode: zones.Hidden},
 	}, zones.Options{})
 	must(err)
-	rfs, err := OpenNoFollowFs(root)
+	rfs, err := vaultfs.Open(root)
 	must(err)
 	t.Cleanup(func() { rfs.Close() })
 	b := &config.Bash{

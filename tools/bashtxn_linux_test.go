@@ -15,6 +15,7 @@ import (
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/sandbox"
+	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -65,7 +66,7 @@ func txnVault(t testing.TB) (*Set, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rfs, err := OpenNoFollowFs(root)
+	rfs, err := vaultfs.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}

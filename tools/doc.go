@@ -1,7 +1,8 @@
 // Package tools holds vaultgate's MCP tools, and Claude Code's as the hook
 // sees them: for each, a planner that turns the call's arguments into
 // effects, and a runner that does the work on an afero.Fs confined to the
-// vault (for Claude Code's, only the bookkeeping: Claude Code runs them).
+// vault (package vaultfs's; for Claude Code's, only the bookkeeping:
+// Claude Code runs them).
 // The tools' own rules (bash, hook_scope) live here too, beside the
 // planners whose typed facts they read; package policy knows no tool.
 //

@@ -20,6 +20,7 @@ import (
 	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
+	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -491,7 +492,7 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat, targets []histor
 	// one descriptor: a folder swapped for a link meanwhile can't redirect
 	// the write.
 	name, tmpDir := rel, dir
-	if p, ok := fsys.(Pinner); ok {
+	if p, ok := fsys.(vaultfs.Pinner); ok {
 		pinned, err := p.Pin(dir)
 		if err != nil {
 			return k, s.osFail(dir, err)
@@ -534,12 +535,12 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat, targets []histor
 // rename, which start-up sweeps (SweepTemp). What is judged a create never
 // replaces anything that appeared meanwhile.
 func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.FileMode, replace, sync bool, ready func() error) error {
-	if u, ok := fsys.(UnnamedCreator); ok {
+	if u, ok := fsys.(vaultfs.UnnamedCreator); ok {
 		f, err := u.CreateUnnamed(mode)
 		if err == nil {
 			return placeUnnamed(fsys, f, name, dir, data, replace, sync, ready)
 		}
-		if !errors.Is(err, ErrUnnamedUnsupported) {
+		if !errors.Is(err, vaultfs.ErrUnnamedUnsupported) {
 			return err
 		}
 	}
@@ -557,7 +558,7 @@ func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.Fil
 		return err
 	}
 	rename := fsys.Rename
-	if r, isR := fsys.(NoReplaceRenamer); isR && !replace {
+	if r, isR := fsys.(vaultfs.NoReplaceRenamer); isR && !replace {
 		rename = r.RenameNoReplace // judged as a create: replace nothing
 	}
 	if err := rename(tmp, name); err != nil {
@@ -567,7 +568,7 @@ func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.Fil
 	return nil
 }
 
-func placeUnnamed(fsys afero.Fs, f UnnamedFile, name, dir string, data []byte, replace, sync bool, ready func() error) error {
+func placeUnnamed(fsys afero.Fs, f vaultfs.UnnamedFile, name, dir string, data []byte, replace, sync bool, ready func() error) error {
 	if err := writeSynced(f, data, sync); err != nil {
 		return err
 	}
@@ -600,7 +601,7 @@ func writeSynced(f afero.File, data []byte, sync bool) error {
 		f.Close()
 		return err
 	}
-	if _, isUnnamed := f.(UnnamedFile); isUnnamed {
+	if _, isUnnamed := f.(vaultfs.UnnamedFile); isUnnamed {
 		return nil // closed once linked
 	}
 	return f.Close()
@@ -713,7 +714,7 @@ func (s *Set) runMove(src, dst zones.Path, dstat stat) (*Result, error) {
 	// Judged as a create: where the Fs can, the rename itself
 	// refuses to replace what appeared meanwhile.
 	rename := s.Vault.Fs.Rename
-	if r, ok := s.Vault.Fs.(NoReplaceRenamer); ok && !dstat.exists {
+	if r, ok := s.Vault.Fs.(vaultfs.NoReplaceRenamer); ok && !dstat.exists {
 		rename = r.RenameNoReplace
 	}
 	if err := rename(src.String(), dst.String()); err != nil {

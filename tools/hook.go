@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
@@ -27,7 +28,7 @@ type HookCall struct {
 	ServerName string
 	// Exec names vaultgate exec, through which an allowed Bash runs (see
 	// hookexec.go); nil refuses every Bash, for ExecProblem's reason.
-	Exec        *HookExec
+	Exec        *claude.Exec
 	ExecProblem string
 	// Sandbox, when not "", says Claude Code's own sandbox is on: the
 	// settings file that turns it on.
@@ -260,8 +261,8 @@ type ForeignTool struct {
 	// Forwarded: the tool is the vault server's own (mcp__<server_name>__*),
 	// and the server judges and records the call when it gets it.
 	Forwarded bool
-	// Passes: one of Claude Code's tools that touch no file
-	// (hookbuiltins.go); Refused: one it refuses on purpose, and why.
+	// Passes: one of Claude Code's tools that touch no file; Refused: one
+	// it refuses on purpose, and why (claude's catalogue).
 	Passes  bool
 	Refused *say.BuiltinWhy
 }
@@ -274,7 +275,7 @@ func foreignTool(name string) Tool {
 // effects the hook could know, so the hook_scope rule decides it.
 func planForeign(s *Set, a args) (*Plan, error) {
 	forwarded := strings.HasPrefix(a.tool, "mcp__"+s.Hook.ServerName+"__")
-	passes, refused := builtinVerdict(a.tool, a)
+	passes, refused := claude.Verdict(a.tool, a.m)
 	return ranByClaudeCode(&Plan{Facts: ForeignTool{Forwarded: forwarded, Passes: passes, Refused: refused}, Forwarded: forwarded}), nil
 }
 
@@ -320,7 +321,7 @@ func JudgedDespiteAllow(allow []string) []string {
 			out = append(out, t.Name)
 		}
 	}
-	_, refused := HookBuiltins()
+	refused := claude.Named(claude.Refused)
 	slices.Sort(refused)
 	for _, t := range refused {
 		if hookAllows(allow, t) {

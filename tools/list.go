@@ -18,6 +18,7 @@ import (
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/search"
+	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -399,7 +400,7 @@ func readDirEntries(d afero.File) ([]fs.DirEntry, error) {
 
 // searchFile returns the first limit matches in the note p.
 func (s *Set) searchFile(sc *search.Scanner, p string, m *search.Matcher, limit int) []Match {
-	f, err := openNote(s.Vault.Fs, p)
+	f, err := vaultfs.OpenReader(s.Vault.Fs, p)
 	if err != nil {
 		return nil // vanished or unreadable: not a match
 	}

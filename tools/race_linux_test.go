@@ -14,7 +14,9 @@ import (
 	"github.com/spf13/afero"
 	"golang.org/x/sys/unix"
 
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -186,23 +188,27 @@ func raceDuration() time.Duration {
 // TestNoFollowSwapRace is issue 4's race: nothing in the protected zone
 // may change, however the swaps fall.
 func TestNoFollowSwapRace(t *testing.T) {
-	bothWalks(t, func(t *testing.T, perComponent bool) {
+	race := func(t *testing.T, perComponent bool) {
 		root := swapVault(t)
-		fsys, err := OpenNoFollowFs(root)
+		fsys, err := vaultfs.Open(root)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer fsys.Close()
-		fsys.perComponent.Store(perComponent)
-		before := snapshot(t, filepath.Join(root, "мета"))
+		if perComponent {
+			fsys.WalkPerComponent()
+		}
+		before := vaulttest.Snapshot(t, filepath.Join(root, "мета"))
 		start := time.Now()
 		counts := swapRace(t, root, fsys, raceDuration(), 20000)
 		t.Logf("%v in %v", counts, time.Since(start).Round(time.Millisecond))
-		sameSnapshot(t, "protected zone", before, snapshot(t, filepath.Join(root, "мета")))
+		vaulttest.SameSnapshot(t, "protected zone", before, vaulttest.Snapshot(t, filepath.Join(root, "мета")))
 		if counts.ok.Load() == 0 || counts.swaps.Load() == 0 {
 			t.Errorf("the race did not run: %v", counts)
 		}
-	})
+	}
+	t.Run("openat2", func(t *testing.T) { race(t, false) })
+	t.Run("per-component", func(t *testing.T) { race(t, true) })
 }
 
 // TestRootFsSwapRace documents why NoFollowFs exists: os.Root follows a
@@ -210,14 +216,14 @@ func TestNoFollowSwapRace(t *testing.T) {
 // protected zone. It may or may not win in a given run; it only reports.
 func TestRootFsSwapRace(t *testing.T) {
 	root := swapVault(t)
-	fsys, err := OpenRootFs(root)
+	fsys, err := vaultfs.OpenRootFs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fsys.Close()
-	before := snapshot(t, filepath.Join(root, "мета"))
+	before := vaulttest.Snapshot(t, filepath.Join(root, "мета"))
 	counts := swapRace(t, root, fsys, raceDuration()/3, 20000)
-	after := snapshot(t, filepath.Join(root, "мета"))
+	after := vaulttest.Snapshot(t, filepath.Join(root, "мета"))
 	changed := 0
 	for p, v := range before {
 		if after[p] != v {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -23,7 +24,7 @@ var errLinkLoop = errors.New("too many levels of symbolic links")
 // Vault is the folder the tools serve and the file system they act on.
 type Vault struct {
 	Root string   // absolute, cleaned
-	Fs   afero.Fs // confined to Root; names are vault-relative
+	Fs   afero.Fs // confined to Root (vaultfs.Open); names are vault-relative
 	// WallHelper is the OS wall's helper binary for bash
 	// (sandbox.WallConfig.Helper); "" re-executes the running binary.
 	WallHelper string
@@ -67,13 +68,6 @@ func (v *Vault) readlink(rel string) (string, error) {
 	return "", &fs.PathError{Op: "readlink", Path: rel, Err: errors.ErrUnsupported}
 }
 
-// linkFreeChecker is a file system that can tell in one step that a name
-// has no symlink in it, as far as it exists. It answers false when it
-// can't tell; resolve then walks the name component by component.
-type linkFreeChecker interface {
-	LinkFree(name string, last bool) bool
-}
-
 // Resolve returns the real path of p: every symlink that exists is
 // followed, in user space, so that the zone is decided where the path
 // really leads. A path that leaves the vault comes back outside. With
@@ -88,7 +82,7 @@ func (v *Vault) resolve(p zones.Path, followLast bool, hops *int) (zones.Path, e
 	if p.IsRoot() || p.Outside() || p.IsZero() {
 		return p, nil // the root, or outside: nothing of ours to resolve
 	}
-	if lf, ok := v.Fs.(linkFreeChecker); ok && lf.LinkFree(p.String(), followLast) {
+	if lf, ok := v.Fs.(vaultfs.LinkFreeChecker); ok && lf.LinkFree(p.String(), followLast) {
 		return p, nil // no link on the way: the path is where it leads
 	}
 	parts := strings.Split(p.String(), "/")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkSearchVsRipgrep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	fsys, err := OpenNoFollowFs(dir)
+	fsys, err := vaultfs.Open(dir)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/say"
+	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -184,7 +185,7 @@ func searchVault(t *testing.T) *Set {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsys, err := OpenNoFollowFs(root)
+	fsys, err := vaultfs.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}

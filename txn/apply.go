@@ -16,6 +16,8 @@ import (
 
 	"github.com/spf13/afero"
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultgate/vaultgate/vaultfs"
 )
 
 // committer applies a judged list to the vault, the files' new content
@@ -475,7 +477,7 @@ func (c *committer) link(ch Change, resume bool) error {
 // the vault's lock is held.
 func (c *committer) renameNoReplace(oldname, newname string) error {
 	var err error
-	if r, ok := c.vault.(interface{ RenameNoReplace(o, n string) error }); ok {
+	if r, ok := c.vault.(vaultfs.NoReplaceRenamer); ok {
 		err = r.RenameNoReplace(oldname, newname)
 	} else if _, err = lstat(c.vault, newname); err == nil {
 		err = fs.ErrExist

@@ -35,7 +35,7 @@ func (e *IncompleteError) Error() string {
 }
 
 // Commit applies judged changes to the vault, in order. vault must be a
-// file system that never follows a link (tools.NoFollowFs): every name
+// file system that never follows a link (vaultfs.NoFollowFs): every name
 // is walked from the vault's root without one.
 //
 // Conflicts are refused before anything is applied (*ConflictError).

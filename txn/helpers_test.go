@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultgate/vaultgate/tools"
 	"github.com/vaultgate/vaultgate/txn"
+	"github.com/vaultgate/vaultgate/vaultfs"
 )
 
 // vault is a vault folder on real files and the server's no-follow file
 // system over it, which is what Commit gets in production.
 type vault struct {
 	dir string
-	fs  *tools.NoFollowFs
+	fs  *vaultfs.NoFollowFs
 }
 
 func newVault(t testing.TB) *vault {
@@ -28,9 +28,9 @@ func newVault(t testing.TB) *vault {
 	return &vault{dir: dir, fs: newVaultFs(t, dir)}
 }
 
-func newVaultFs(t testing.TB, dir string) *tools.NoFollowFs {
+func newVaultFs(t testing.TB, dir string) *vaultfs.NoFollowFs {
 	t.Helper()
-	nf, err := tools.OpenNoFollowFs(dir)
+	nf, err := vaultfs.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

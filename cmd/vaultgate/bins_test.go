@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/vaultgate/vaultgate/claude"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,10 +209,9 @@ func TestInitNamesTheSmallHook(t *testing.T) {
 	if bin != hook || args != "" {
 		t.Errorf("beside vaultgate-hook: %q %q, want %q", bin, args, hook)
 	}
-	s := claudeSetup{exe: exe, hook: bin, hookArgs: args, config: "/c.toml", serverName: "vault"}
-	settings := newObj()
-	mergeSettings(settings, s, false, nil)
-	if !strings.Contains(string(settings.indented()), `"command": "`+hook+` --config /c.toml || exit 2"`) {
-		t.Errorf("settings:\n%s", settings.indented())
+	s := claude.Setup{Exe: exe, Hook: bin, HookArgs: args, Config: "/c.toml", ServerName: "vault"}
+	_, settings := claude.Entries(s)
+	if !strings.Contains(string(settings), `"command": "`+hook+` --config /c.toml || exit 2"`) {
+		t.Errorf("settings:\n%s", settings)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/vaultgate/vaultgate/agentrun"
+	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/say"
 )
 
@@ -95,7 +96,7 @@ func refuseBuiltin(in io.Reader, out io.Writer, lang, serverName string) int {
 		fmt.Fprintf(stderr, "vaultgate connect %s: %v\n", agentrun.HookArg, err)
 		return 2
 	}
-	instead, refused := agentrun.BuiltinInstead(call.ToolName)
+	instead, refused := claude.RunInstead(call.ToolName)
 	if !refused {
 		return exitOK
 	}

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/transport"
@@ -84,13 +85,13 @@ func (d *doctor) problem(fix, format string, a ...any) {
 }
 
 func (d *doctor) run(cfgPath, claudeDir string) {
-	var files *claudeFiles
+	var files *claude.Installed
 	if claudeDir != "" {
 		files = d.readClaude(claudeDir)
 		if cfgPath == "" && files != nil {
-			cfgPath = files.serverConfig
+			cfgPath = files.ServerConfig
 			if cfgPath == "" {
-				d.problem("run vaultgate init VAULT --claude "+shellQuote(claudeDir), "%s names no vaultgate server, so there is no config to check", files.mcpPath)
+				d.problem("run vaultgate init VAULT --claude "+shellQuote(claudeDir), "%s names no vaultgate server, so there is no config to check", files.MCPPath)
 				return
 			}
 		}
@@ -280,127 +281,76 @@ func (d *doctor) checkHTTP(cfg *config.Config) {
 	d.ok("HTTP tokens are set and long enough")
 }
 
-// claudeFiles is what doctor read of Claude Code's files in DIR.
-type claudeFiles struct {
-	dir, mcpPath, settingsPath string
-	mcp, settings              *jsonObj
-	serverName, serverCommand  string
-	serverConfig               string
-	hooks                      map[string][]hookEntry // by event
-}
-
-type hookEntry struct {
-	matcher, command, onFailure string
-}
-
-func (d *doctor) readClaude(dir string) *claudeFiles {
+// readClaude reads Claude Code's files in DIR (claude.ReadInstalled), and
+// says what keeps one from saying anything.
+func (d *doctor) readClaude(dir string) *claude.Installed {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		d.problem("give an existing folder", "--claude %s: %v", dir, err)
 		return nil
 	}
-	f := &claudeFiles{dir: abs, mcpPath: filepath.Join(abs, ".mcp.json"), settingsPath: filepath.Join(abs, ".claude", "settings.json"), hooks: map[string][]hookEntry{}}
+	f := claude.ReadInstalled(abs)
 	fix := "run vaultgate init VAULT --claude " + shellQuote(abs)
 	for _, p := range []struct {
 		path string
-		into **jsonObj
-	}{{f.mcpPath, &f.mcp}, {f.settingsPath, &f.settings}} {
-		b, err := os.ReadFile(p.path)
-		if err != nil {
-			d.problem(fix, "%s: %v", p.path, err)
-			*p.into = newObj()
-			continue
-		}
-		o, err := parseObj(b)
-		if err != nil {
-			d.problem("mend the JSON (init keeps a backup of what it changed in .claude/vaultgate-backup)", "%s is not a JSON object: %v", p.path, err)
-			o = newObj()
-		}
-		*p.into = o
-	}
-	servers, _ := f.mcp.obj("mcpServers")
-	for _, name := range servers.keys {
-		if isVaultgateServer(servers.vals[name]) {
-			var e struct {
-				Command string
-				Args    []string
-			}
-			json.Unmarshal(servers.vals[name], &e)
-			f.serverName, f.serverCommand = name, e.Command
-			if i := slices.Index(e.Args, "--config"); i >= 0 && i+1 < len(e.Args) {
-				f.serverConfig = e.Args[i+1]
-			}
-			break
-		}
-	}
-	hooks, _ := f.settings.obj("hooks")
-	for _, event := range []string{"PreToolUse", "PostToolUse"} {
-		groups, _ := hooks.list(event)
-		for _, g := range groups {
-			var grp struct {
-				Matcher string
-				Hooks   []struct{ Command, OnFailure string }
-			}
-			json.Unmarshal(g, &grp)
-			for _, h := range grp.Hooks {
-				if isVaultgateHook(h.Command) {
-					f.hooks[event] = append(f.hooks[event], hookEntry{grp.Matcher, h.Command, h.OnFailure})
-				}
-			}
+		err  error
+	}{{f.MCPPath, f.MCPErr}, {f.SettingsPath, f.SettingsErr}} {
+		switch {
+		case p.err == nil:
+		case errors.Is(p.err, claude.ErrNotObject):
+			d.problem("mend the JSON (init keeps a backup of what it changed in .claude/vaultgate-backup)", "%s is not a JSON object: %v", p.path, p.err)
+		default:
+			d.problem(fix, "%s: %v", p.path, p.err)
 		}
 	}
 	return f
 }
 
-func (d *doctor) checkClaude(f *claudeFiles, cfg *config.Config, cfgPath string) {
-	fix := "run vaultgate init VAULT --config " + shellQuote(cfgPath) + " --claude " + shellQuote(f.dir)
-	if f.serverName == "" {
-		d.problem(fix, "%s has no vaultgate server: Claude Code gets none of the vault's tools", f.mcpPath)
+func (d *doctor) checkClaude(f *claude.Installed, cfg *config.Config, cfgPath string) {
+	fix := "run vaultgate init VAULT --config " + shellQuote(cfgPath) + " --claude " + shellQuote(f.Dir)
+	if f.ServerName == "" {
+		d.problem(fix, "%s has no vaultgate server: Claude Code gets none of the vault's tools", f.MCPPath)
 	} else {
-		d.checkBinary(f.serverCommand, fix, ".mcp.json's server")
+		d.checkBinary(f.ServerCommand, fix, ".mcp.json's server")
 		if cfg != nil {
-			if want := cfg.Policy(config.DefaultAgent).Hook.ServerName; f.serverName != want {
-				d.problem(fix, "%s names the server %q, but [hook] server_name is %q: the hook would refuse the vault's own tools (mcp__%s__*)", f.mcpPath, f.serverName, want, f.serverName)
+			if want := cfg.Policy(config.DefaultAgent).Hook.ServerName; f.ServerName != want {
+				d.problem(fix, "%s names the server %q, but [hook] server_name is %q: the hook would refuse the vault's own tools (mcp__%s__*)", f.MCPPath, f.ServerName, want, f.ServerName)
 			} else {
 				d.ok("the MCP server is %q, as [hook] server_name says", want)
 			}
 		}
-		if f.serverConfig != cfgPath {
-			d.problem(fix, "the server in %s serves --config %s, not %s", f.mcpPath, f.serverConfig, cfgPath)
+		if f.ServerConfig != cfgPath {
+			d.problem(fix, "the server in %s serves --config %s, not %s", f.MCPPath, f.ServerConfig, cfgPath)
 		}
 	}
 	for _, event := range []string{"PreToolUse", "PostToolUse"} {
-		hs := f.hooks[event]
+		hs := f.Hooks[event]
 		if len(hs) == 0 {
-			d.problem(fix, "%s has no vaultgate hook in %s: Claude Code's built-ins run unjudged", f.settingsPath, event)
+			d.problem(fix, "%s has no vaultgate hook in %s: Claude Code's built-ins run unjudged", f.SettingsPath, event)
 			continue
 		}
 		for _, h := range hs {
-			words := shellWords(h.command)
+			words := claude.HookWords(h.Command)
 			d.checkBinary(words[0], fix, event+" hook")
 			if i := slices.Index(words, "--config"); i < 0 || i+1 >= len(words) || words[i+1] != cfgPath {
-				d.problem(fix, "the %s hook does not name this config (%s): %s", event, cfgPath, h.command)
+				d.problem(fix, "the %s hook does not name this config (%s): %s", event, cfgPath, h.Command)
 			}
-			if h.onFailure != "block" || !strings.HasSuffix(strings.TrimSpace(h.command), "|| exit 2") {
+			if h.OnFailure != "block" || !strings.HasSuffix(strings.TrimSpace(h.Command), "|| exit 2") {
 				d.problem(fix, `the %s hook lacks "onFailure": "block" or "|| exit 2": a hook that fails would let the call through`, event)
 			}
 		}
-		if event == "PreToolUse" && !slices.ContainsFunc(hs, func(h hookEntry) bool { return h.matcher == "*" || h.matcher == "" }) {
+		if event == "PreToolUse" && !slices.ContainsFunc(hs, func(h claude.InstalledHook) bool { return h.Matcher == "*" || h.Matcher == "" }) {
 			d.problem(fix, `the PreToolUse hook's matcher is not "*": the tools it does not match run unjudged`)
 		}
 	}
-	perms, _ := f.settings.obj("permissions")
-	var mode string
-	json.Unmarshal(perms.vals["defaultMode"], &mode)
-	if mode == "bypassPermissions" {
-		d.warn("remove it: the hook's allow answers are what skip the prompts", `%s sets defaultMode "bypassPermissions", which Claude Code ignores in a project's settings`, f.settingsPath)
+	if f.DefaultMode == "bypassPermissions" {
+		d.warn("remove it: the hook's allow answers are what skip the prompts", `%s sets defaultMode "bypassPermissions", which Claude Code ignores in a project's settings`, f.SettingsPath)
 	}
-	var deny []string
-	json.Unmarshal(perms.vals["deny"], &deny)
+	deny := f.Deny
 	if slices.ContainsFunc(deny, func(s string) bool { return slices.Contains([]string{"Bash", "Write", "Edit", "Read"}, s) }) {
-		d.warn("take them out of permissions.deny: the hook judges each call", "%s denies built-ins outright (%s), the first design's advice", f.settingsPath, strings.Join(deny, ", "))
+		d.warn("take them out of permissions.deny: the hook judges each call", "%s denies built-ins outright (%s), the first design's advice", f.SettingsPath, strings.Join(deny, ", "))
 	}
-	d.checkTrust(f.dir)
+	d.checkTrust(f.Dir)
 }
 
 // checkBinary says whether the file a setting names is this build of

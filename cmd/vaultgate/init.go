@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/config"
 )
 
@@ -133,11 +134,9 @@ func runInit(dir, out, claudeDir string, force, dryRun bool) int {
 		fmt.Fprintf(stderr, "vaultgate: warning: %s\n", problem)
 	}
 	if claudeDir == "" {
-		mcp, settings := newObj(), newObj()
-		mergeMCP(mcp, setup, false)
-		mergeSettings(settings, setup, false, nil)
-		fmt.Fprintf(stdout, "\nAdd this to .mcp.json (secrets go in \"env\", never in \"args\"):\n%s", mcp.indented())
-		fmt.Fprintf(stdout, "\nAnd this to .claude/settings.json (the hook on every tool call, blocking when it fails,\nand the vault's tools allowed; \"|| exit 2\" does the blocking for a Claude Code older than 2.1.295):\n%s", settings.indented())
+		mcp, settings := claude.Entries(setup)
+		fmt.Fprintf(stdout, "\nAdd this to .mcp.json (secrets go in \"env\", never in \"args\"):\n%s", mcp)
+		fmt.Fprintf(stdout, "\nAnd this to .claude/settings.json (the hook on every tool call, blocking when it fails,\nand the vault's tools allowed; \"|| exit 2\" does the blocking for a Claude Code older than 2.1.295):\n%s", settings)
 		fmt.Fprintf(stdout, "Or let init merge both: vaultgate init --config %s --claude DIR %s\n", shellQuote(out), shellQuote(vault))
 	} else if code := writeClaude(claudeDir, setup, false, dryRun); code != exitOK {
 		return code
@@ -148,8 +147,8 @@ func runInit(dir, out, claudeDir string, force, dryRun bool) int {
 }
 
 // newClaudeSetup names this binary and the hook's by absolute path.
-func newClaudeSetup(cfg, serverName string) (claudeSetup, string) {
-	s := claudeSetup{config: cfg, serverName: serverName}
+func newClaudeSetup(cfg, serverName string) (claude.Setup, string) {
+	s := claude.Setup{Config: cfg, ServerName: serverName}
 	exe, err := os.Executable()
 	problem := ""
 	if err != nil {
@@ -160,26 +159,26 @@ func newClaudeSetup(cfg, serverName string) (claudeSetup, string) {
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
 		problem = fmt.Sprintf("%s is a temporary binary of go run; install vaultgate (go install) and run init from there", exe)
 	}
-	s.exe = exe
-	s.hook, s.hookArgs = hookBinary(exe)
+	s.Exe = exe
+	s.Hook, s.HookArgs = hookBinary(exe)
 	return s, problem
 }
 
 func runUninstall(claudeDir, cfgPath string, dryRun bool) int {
-	s := claudeSetup{}
+	s := claude.Setup{}
 	if cfgPath != "" {
 		cfg, err := config.Load(cfgPath)
 		if err != nil {
 			return fail(exitUsage, "%v", err)
 		}
-		s.serverName = cfg.Policy(config.DefaultAgent).Hook.ServerName
+		s.ServerName = cfg.Policy(config.DefaultAgent).Hook.ServerName
 	}
 	return writeClaude(claudeDir, s, true, dryRun)
 }
 
 // writeClaude merges (or takes out) vaultgate's entries in DIR's two files
 // and says what it changed.
-func writeClaude(dir string, s claudeSetup, uninstall, dryRun bool) int {
+func writeClaude(dir string, s claude.Setup, uninstall, dryRun bool) int {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
@@ -187,36 +186,36 @@ func writeClaude(dir string, s claudeSetup, uninstall, dryRun bool) int {
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return fail(exitUsage, "--claude %s is not a folder", abs)
 	}
-	files, err := planClaude(abs, s, uninstall)
+	files, err := claude.PlanFiles(abs, s, uninstall)
 	if err != nil {
 		return fail(1, "%v (nothing was changed)", err)
 	}
 	now := time.Now()
 	for _, f := range files {
 		switch {
-		case f.unchanged():
-			fmt.Fprintf(stdout, "%s: unchanged\n", f.path)
+		case f.Unchanged():
+			fmt.Fprintf(stdout, "%s: unchanged\n", f.Path)
 			continue
-		case dryRun && f.new == nil:
-			fmt.Fprintf(stdout, "would remove %s (only vaultgate's entries were in it)\n", f.path)
+		case dryRun && f.New == nil:
+			fmt.Fprintf(stdout, "would remove %s (only vaultgate's entries were in it)\n", f.Path)
 		case dryRun:
-			fmt.Fprintf(stdout, "would write %s:\n%s", f.path, f.new)
+			fmt.Fprintf(stdout, "would write %s:\n%s", f.Path, f.New)
 		}
-		for _, c := range f.changes {
+		for _, c := range f.Changes {
 			fmt.Fprintf(stdout, "  %s\n", c)
 		}
 		if dryRun {
 			continue
 		}
-		backup, err := f.apply(abs, now)
+		backup, err := f.Apply(abs, now)
 		if err != nil {
-			return fail(1, "%s: %v", f.path, err)
+			return fail(1, "%s: %v", f.Path, err)
 		}
 		verb := "wrote"
-		if f.new == nil {
+		if f.New == nil {
 			verb = "removed"
 		}
-		fmt.Fprintf(stdout, "%s %s", verb, f.path)
+		fmt.Fprintf(stdout, "%s %s", verb, f.Path)
 		if backup != "" {
 			fmt.Fprintf(stdout, " (the old one is %s)", backup)
 		}

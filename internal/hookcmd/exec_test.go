@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/execcmd"
 	"github.com/vaultgate/vaultgate/internal/judgesock"
@@ -88,9 +89,9 @@ func TestJudgeRunsExec(t *testing.T) {
 	}
 }
 
-func mustParse(t *testing.T, stdin string) *server.HookInput {
+func mustParse(t *testing.T, stdin string) *claude.HookInput {
 	t.Helper()
-	in, err := server.ParseHookInput([]byte(stdin))
+	in, err := claude.ParseHookInput([]byte(stdin))
 	if err != nil {
 		t.Fatal(err)
 	}

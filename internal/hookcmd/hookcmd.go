@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/judgesock"
 	"github.com/vaultgate/vaultgate/sandbox"
@@ -175,7 +176,7 @@ func (h *hook) judge(stdin io.Reader) int {
 	if len(data) > maxInput {
 		return h.deny("the hook input is over %d MiB", maxInput>>20)
 	}
-	in, err := server.ParseHookInput(data)
+	in, err := claude.ParseHookInput(data)
 	if err != nil {
 		return h.deny("%v", err)
 	}
@@ -214,7 +215,7 @@ func (h *hook) helper() string {
 
 // answer judges the parsed call with g and writes the answer: the hook
 // process's own gate, or a server's for its warm judge.
-func (h *hook) answer(g *server.Gate, cfg *config.Config, p *config.Policy, in *server.HookInput) int {
+func (h *hook) answer(g *server.Gate, cfg *config.Config, p *config.Policy, in *claude.HookInput) int {
 	if judged := tools.JudgedDespiteAllow(p.Hook.Allow); len(judged) > 0 {
 		fmt.Fprintf(h.stderr, "vaultgate hook: warning: [hook] allow matches %s, which the hook judges itself; allow never switches their checks off\n", strings.Join(judged, ", "))
 	}
@@ -225,7 +226,7 @@ func (h *hook) answer(g *server.Gate, cfg *config.Config, p *config.Policy, in *
 	defer cancel()
 	opt := server.HookOptions{Exec: execClient(h.flags.Exec), ExecProblem: h.flags.ExecProblem}
 	if in.ToolName == "Bash" && !in.After() {
-		opt.Sandbox = ClaudeSandbox(in.Cwd, h.getenv)
+		opt.Sandbox = claude.SandboxSettings(in.Cwd, h.getenv)
 	}
 	answer, err := g.HookWith(ctx, p, in, opt)
 	if err != nil {

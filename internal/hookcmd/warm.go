@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/execcmd"
 	"github.com/vaultgate/vaultgate/internal/judgesock"
@@ -233,7 +234,7 @@ func (w *WarmJudge) answer(c *net.UnixConn, agent string) {
 		if p == nil {
 			return h.deny("no agent %q in the config", agent)
 		}
-		in, err := server.ParseHookInput(data)
+		in, err := claude.ParseHookInput(data)
 		if err != nil {
 			return h.deny("%v", err)
 		}

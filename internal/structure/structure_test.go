@@ -110,6 +110,19 @@ func callsOf(srcs []source, name string, pkg ...string) []string {
 	return at
 }
 
+// outside lists the files of found that are not under the folder dir.
+func outside(dir string, found ...[]string) []string {
+	var at []string
+	for _, f := range found {
+		for _, p := range f {
+			if !strings.HasPrefix(p, dir) {
+				at = append(at, p)
+			}
+		}
+	}
+	return at
+}
+
 // TestOneAnswerEach: each question of the design is answered in one place.
 func TestOneAnswerEach(t *testing.T) {
 	srcs := sources(t)
@@ -142,6 +155,23 @@ func TestOneAnswerEach(t *testing.T) {
 		// The tools never judge: the gate judges what they plan and what
 		// they really changed.
 		{"only the gate and the rules run a chain", append(callsOf(srcs, "JudgeEach"), callsOf(srcs, "Judge")...), []string{"server/gate.go", "policy/policy.go"}},
+		// A vault's files are reached through package vaultfs, which never
+		// follows a link out of the vault, and only a gate opens it. No
+		// other file builds a file system confined to a root (os.Root,
+		// openat2 or openat beneath a descriptor) or one over the whole
+		// disk (afero's OsFs), save these, none of them an afero.Fs: txn's
+		// diff reads the overlay's layers, the vault below included, by
+		// O_PATH, file handles and xattrs, which an afero.Fs does not give,
+		// and its commit reads the upper layer's new files (it writes the
+		// vault through vaultfs); the wall opens the folders it mounts on
+		// and probes an overlay in the state folder; readfloor is not
+		// vaultgate's but the bare MCP server its read is measured against.
+		{"a vault's files are opened only through vaultfs", outside("vaultfs/",
+			callsOf(srcs, "OpenRoot", "os"), callsOf(srcs, "OpenInRoot", "os"),
+			callsOf(srcs, "Openat2", "unix"), callsOf(srcs, "Openat", "unix"),
+			callsOf(srcs, "NewOsFs", "afero"), callsOf(srcs, "NewBasePathFs", "afero")),
+			[]string{"txn/tree_linux.go", "txn/apply_linux.go", "sandbox/helper_linux.go", "sandbox/overlay_linux.go", "interop/readfloor/main.go"}},
+		{"the vault's file system is opened only by a gate", outside("vaultfs/", callsOf(srcs, "Open", "vaultfs"), callsOf(srcs, "OpenRootFs", "vaultfs")), []string{"server/open.go"}},
 	} {
 		if extra := within(c.found, c.allowed...); len(extra) > 0 {
 			t.Errorf("%s: also in %s", c.invariant, strings.Join(extra, ", "))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // CopyDir copies the folder src (the sample vault, usually) to dst, files
@@ -57,4 +58,50 @@ func RuntimeDir() (remove func()) {
 	}
 	os.Setenv("XDG_RUNTIME_DIR", dir)
 	return func() { os.RemoveAll(dir) }
+}
+
+// Snapshot is every path under dir with its type, mode, size, mtime and
+// (for files) bytes.
+func Snapshot(tb testing.TB, dir string) map[string]string {
+	tb.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		v := fi.Mode().String() + " " + fi.ModTime().Format(time.RFC3339Nano)
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		out[p] = v
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// SameSnapshot reports, as errors naming what, every path of before that
+// changed in after and every path that appeared.
+func SameSnapshot(tb testing.TB, what string, before, after map[string]string) {
+	tb.Helper()
+	for p, v := range before {
+		if after[p] != v {
+			tb.Errorf("%s: %s was %q, now %q", what, p, v, after[p])
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			tb.Errorf("%s: %s appeared", what, p)
+		}
+	}
 }

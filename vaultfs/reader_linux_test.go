@@ -1,6 +1,6 @@
 //go:build linux
 
-package tools
+package vaultfs
 
 import (
 	"io"
@@ -10,10 +10,10 @@ import (
 	"testing"
 )
 
-// openNote reads a note by its bare descriptor on NoFollowFs, all of it,
+// OpenReader reads a note by its bare descriptor on NoFollowFs, all of it,
 // never through a link, and a FIFO put where a note was gives nothing
 // instead of blocking.
-func TestOpenNote(t *testing.T) {
+func TestOpenReader(t *testing.T) {
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "a.md"), []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -24,13 +24,13 @@ func TestOpenNote(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(root, "fifo.md"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fsys, err := OpenNoFollowFs(root)
+	fsys, err := Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fsys.Close()
 	read := func(name string) (string, error) {
-		f, err := openNote(fsys, name)
+		f, err := OpenReader(fsys, name)
 		if err != nil {
 			return "", err
 		}

@@ -1,4 +1,4 @@
-package hookcmd
+package claude
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"runtime"
 )
 
-// ClaudeSandbox reports whether Claude Code's own sandbox is on for a
+// SandboxSettings reports whether Claude Code's own sandbox is on for a
 // session whose cwd is given: the settings file that turns it on, or "".
 // It reads what Claude Code reads, lowest precedence first (the user's
 // settings, the project's, the project's local ones, the managed ones);
@@ -19,7 +19,7 @@ import (
 // getenv is the hook process's environment (which Claude Code sets for it:
 // $CLAUDE_PROJECT_DIR, $CLAUDE_CONFIG_DIR, $HOME), not necessarily the
 // judge's own.
-func ClaudeSandbox(cwd string, getenv func(string) string) string {
+func SandboxSettings(cwd string, getenv func(string) string) string {
 	on := ""
 	for _, f := range claudeSettings(cwd, getenv) {
 		if enabled, set := sandboxEnabled(f); set {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package tools
+package vaultfs
 
 import (
 	"errors"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/afero"
+
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
 )
 
 // noFollowVault builds, under a temporary root:
@@ -44,57 +46,13 @@ func noFollowVault(t *testing.T, perComponent bool) (*NoFollowFs, string) {
 			t.Fatal(err)
 		}
 	}
-	f, err := OpenNoFollowFs(root)
+	f, err := Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.perComponent.Store(perComponent)
 	t.Cleanup(func() { f.Close() })
 	return f, root
-}
-
-// snapshot is every path under dir with its type, mode, size, mtime and
-// (for files) bytes.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		v := fi.Mode().String() + " " + fi.ModTime().Format(time.RFC3339Nano)
-		if fi.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			v += " " + string(b)
-		}
-		out[p] = v
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func sameSnapshot(t *testing.T, what string, before, after map[string]string) {
-	t.Helper()
-	for p, v := range before {
-		if after[p] != v {
-			t.Errorf("%s: %s was %q, now %q", what, p, v, after[p])
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s: %s appeared", what, p)
-		}
-	}
 }
 
 func bothWalks(t *testing.T, test func(t *testing.T, perComponent bool)) {
@@ -144,7 +102,7 @@ var calls = []call{
 
 func TestNoFollowRefusesBadNames(t *testing.T) {
 	f, root := noFollowVault(t, false)
-	before := snapshot(t, root)
+	before := vaulttest.Snapshot(t, root)
 	for _, name := range []string{"", "/", "/etc/passwd", root + "/d/f.md", "..", "../x", "d/..", "d/../d/f.md",
 		"d//f.md", "d/", "./d", "d/./f.md", "d/f.md\x00"} {
 		for _, c := range calls {
@@ -153,7 +111,7 @@ func TestNoFollowRefusesBadNames(t *testing.T) {
 			}
 		}
 	}
-	sameSnapshot(t, "bad names", before, snapshot(t, root))
+	vaulttest.SameSnapshot(t, "bad names", before, vaulttest.Snapshot(t, root))
 }
 
 // A link in the middle of a name stops every method: RESOLVE_NO_SYMLINKS
@@ -163,14 +121,14 @@ func TestNoFollowLinkInTheMiddle(t *testing.T) {
 		for _, p := range []string{"d/link-dir/p.md", "d/link-dir/new.md", "d/abs/passwd", "d/dangling/x", "d/link-file/x"} {
 			for _, c := range calls {
 				f, root := noFollowVault(t, perComponent)
-				before := snapshot(t, root)
+				before := vaulttest.Snapshot(t, root)
 				err := c.fn(f, p)
 				if err == nil {
 					t.Errorf("%s(%q) went through a link", c.name, p)
 				} else if !errors.Is(err, syscall.ELOOP) && !errors.Is(err, syscall.ENOTDIR) {
 					t.Errorf("%s(%q): %v, want ELOOP or ENOTDIR", c.name, p, err)
 				}
-				sameSnapshot(t, c.name+" "+p, before, snapshot(t, root))
+				vaulttest.SameSnapshot(t, c.name+" "+p, before, vaulttest.Snapshot(t, root))
 			}
 		}
 	})
@@ -188,7 +146,7 @@ func TestNoFollowLastLink(t *testing.T) {
 			t.Errorf("%s: %v, want %v", what, err, want)
 		}
 		f, root := noFollowVault(t, perComponent)
-		before := snapshot(t, root)
+		before := vaulttest.Snapshot(t, root)
 		for _, p := range []string{"d/link-file", "d/link-dir", "d/dangling", "d/abs"} {
 			_, err := f.Open(p)
 			mustFail("Open "+p, err, syscall.ELOOP)
@@ -215,7 +173,7 @@ func TestNoFollowLastLink(t *testing.T) {
 				t.Errorf("Readlink %s: %v", p, err)
 			}
 		}
-		sameSnapshot(t, "refused calls on links", before, snapshot(t, root))
+		vaulttest.SameSnapshot(t, "refused calls on links", before, vaulttest.Snapshot(t, root))
 
 		// Chtimes and Chown act on the link itself, never on its target.
 		if err := f.Chtimes("d/link-file", time.Unix(1, 0), time.Unix(1, 0)); err != nil {
@@ -348,18 +306,18 @@ func TestNoFollowRemoveAllKeepsLinkTargets(t *testing.T) {
 		os.WriteFile(filepath.Join(root, "d/tree/deep/er/x.md"), []byte("x"), 0o644)
 		os.Symlink("../../../m", filepath.Join(root, "d/tree/deep/to-m"))
 		os.Symlink("../../m/p.md", filepath.Join(root, "d/tree/to-p"))
-		m := snapshot(t, filepath.Join(root, "m"))
+		m := vaulttest.Snapshot(t, filepath.Join(root, "m"))
 		if err := f.RemoveAll("d/tree"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Lstat(filepath.Join(root, "d/tree")); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("d/tree: %v", err)
 		}
-		sameSnapshot(t, "RemoveAll", m, snapshot(t, filepath.Join(root, "m")))
+		vaulttest.SameSnapshot(t, "RemoveAll", m, vaulttest.Snapshot(t, filepath.Join(root, "m")))
 		if err := f.RemoveAll("d"); err != nil {
 			t.Fatal(err)
 		}
-		sameSnapshot(t, "RemoveAll", m, snapshot(t, filepath.Join(root, "m")))
+		vaulttest.SameSnapshot(t, "RemoveAll", m, vaulttest.Snapshot(t, filepath.Join(root, "m")))
 	})
 }
 
@@ -380,12 +338,12 @@ func TestNoFollowPinHoldsTheFolder(t *testing.T) {
 	}
 	must(os.Rename(filepath.Join(root, "d/sub"), filepath.Join(root, "d/sub.real")))
 	must(os.Symlink("../m", filepath.Join(root, "d/sub")))
-	m := snapshot(t, filepath.Join(root, "m"))
+	m := vaulttest.Snapshot(t, filepath.Join(root, "m"))
 	must(afero.WriteFile(p, "h.md", []byte("h"), 0o644))
 	must(p.Rename("h.md", "g.md"))
 	must(p.Remove("g.md"))
 	must(afero.WriteFile(p, "p.md", []byte("not p"), 0o644))
-	sameSnapshot(t, "pinned", m, snapshot(t, filepath.Join(root, "m")))
+	vaulttest.SameSnapshot(t, "pinned", m, vaulttest.Snapshot(t, filepath.Join(root, "m")))
 	if b, err := os.ReadFile(filepath.Join(root, "d/sub.real/p.md")); string(b) != "not p" {
 		t.Errorf("pinned write landed elsewhere: %q %v", b, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package claude
 
 import (
 	"bytes"
@@ -8,8 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Claude Code's two project files that make it use vaultgate, as init
@@ -23,23 +27,23 @@ import (
 // owns. Everything else in the files is kept as it was, key order and
 // all. A run that would change nothing writes nothing.
 
-// claudeSetup is what init puts into Claude Code's files.
-type claudeSetup struct {
-	exe, hook  string // absolute paths: vaultgate, and the hook command's binary
-	hookArgs   string // "" for vaultgate-hook, "hook" for vaultgate itself
-	config     string // absolute
-	serverName string
+// Setup is what init puts into Claude Code's files.
+type Setup struct {
+	Exe, Hook  string // absolute paths: vaultgate, and the hook command's binary
+	HookArgs   string // "" for vaultgate-hook, "hook" for vaultgate itself
+	Config     string // absolute
+	ServerName string
 }
 
 // hookCommandLine is the command Claude Code runs for each tool call.
 // "|| exit 2" makes a hook that can't start (exit 127) block the call in a
 // Claude Code older than 2.1.295, which has no onFailure.
-func (s claudeSetup) hookCommandLine() string {
-	cmd := shellQuote(s.hook)
-	if s.hookArgs != "" {
-		cmd += " " + s.hookArgs
+func (s Setup) hookCommandLine() string {
+	cmd := quote(s.Hook)
+	if s.HookArgs != "" {
+		cmd += " " + s.HookArgs
 	}
-	return cmd + " --config " + shellQuote(s.config) + " || exit 2"
+	return cmd + " --config " + quote(s.Config) + " || exit 2"
 }
 
 // postMatcher names the tools whose PostToolUse the hook records, for
@@ -49,7 +53,7 @@ const postMatcher = "Read|Write|Edit|MultiEdit|NotebookEdit"
 // hookGroup is the matcher group of vaultgate's hook. onFailure "block"
 // (Claude Code 2.1.295 and later) blocks the call when the hook can't
 // start, times out or exits with a code it does not expect.
-func (s claudeSetup) hookGroup(matcher string) json.RawMessage {
+func (s Setup) hookGroup(matcher string) json.RawMessage {
 	h := newObj()
 	h.setValue("type", "command")
 	h.setValue("command", s.hookCommandLine())
@@ -61,12 +65,12 @@ func (s claudeSetup) hookGroup(matcher string) json.RawMessage {
 	return g.bytes()
 }
 
-// isVaultgateHook says a hook command runs vaultgate's hook: its first
+// IsVaultgateHook says a hook command runs vaultgate's hook: its first
 // word is a vaultgate-hook binary, or a vaultgate binary whose next word is
 // "hook". (vaultgate-hook-x is not ours: a name with a suffix is ours only
 // as the main binary.)
-func isVaultgateHook(command string) bool {
-	words := shellWords(command)
+func IsVaultgateHook(command string) bool {
+	words := HookWords(command)
 	if len(words) == 0 {
 		return false
 	}
@@ -81,8 +85,8 @@ func isVaultgateName(base string) bool {
 	return ok && (rest == "" || rest[0] == '.' || rest[0] == '-' || rest[0] == '_')
 }
 
-// isVaultgateServer says an mcpServers entry runs "vaultgate serve".
-func isVaultgateServer(raw json.RawMessage) bool {
+// IsVaultgateServer says an mcpServers entry runs "vaultgate serve".
+func IsVaultgateServer(raw json.RawMessage) bool {
 	var e struct {
 		Command string
 		Args    []string
@@ -90,9 +94,9 @@ func isVaultgateServer(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &e) == nil && isVaultgateName(filepath.Base(e.Command)) && len(e.Args) > 0 && e.Args[0] == "serve"
 }
 
-// shellWords splits a command line as sh would for the simple cases init
+// HookWords splits a command line as sh would for the simple cases init
 // writes (single quotes, plain words); it stops at the first operator.
-func shellWords(s string) []string {
+func HookWords(s string) []string {
 	var words []string
 	var cur strings.Builder
 	in, quoted := false, false
@@ -132,13 +136,13 @@ func shellWords(s string) []string {
 // mergeMCP sets the vault's server in .mcp.json (install) or removes every
 // vaultgate server (uninstall). It returns what it did, for the person, and
 // the server names removed.
-func mergeMCP(o *jsonObj, s claudeSetup, uninstall bool) (changes, removed []string, err error) {
+func mergeMCP(o *jsonObj, s Setup, uninstall bool) (changes, removed []string, err error) {
 	servers, err := o.obj("mcpServers")
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, name := range append([]string(nil), servers.keys...) {
-		if isVaultgateServer(servers.vals[name]) && (uninstall || name != s.serverName) {
+		if IsVaultgateServer(servers.vals[name]) && (uninstall || name != s.ServerName) {
 			servers.del(name)
 			removed = append(removed, name)
 			changes = append(changes, fmt.Sprintf("removed mcpServers.%s (vaultgate serve)", name))
@@ -146,7 +150,7 @@ func mergeMCP(o *jsonObj, s claudeSetup, uninstall bool) (changes, removed []str
 	}
 	if !uninstall {
 		env := json.RawMessage(`{}`)
-		if old, ok := servers.vals[s.serverName]; ok {
+		if old, ok := servers.vals[s.ServerName]; ok {
 			// the person's env (secrets for [[bash.secrets]]) stays
 			var e struct {
 				Env json.RawMessage `json:"env"`
@@ -156,13 +160,13 @@ func mergeMCP(o *jsonObj, s claudeSetup, uninstall bool) (changes, removed []str
 			}
 		}
 		entry := newObj()
-		entry.setValue("command", s.exe)
-		entry.setValue("args", []string{"serve", "--config", s.config})
+		entry.setValue("command", s.Exe)
+		entry.setValue("args", []string{"serve", "--config", s.Config})
 		entry.set("env", env)
-		if old, ok := servers.vals[s.serverName]; !ok || !sameJSON(old, entry.bytes()) {
-			changes = append(changes, fmt.Sprintf("set mcpServers.%s: %s serve --config %s", s.serverName, s.exe, s.config))
+		if old, ok := servers.vals[s.ServerName]; !ok || !sameJSON(old, entry.bytes()) {
+			changes = append(changes, fmt.Sprintf("set mcpServers.%s: %s serve --config %s", s.ServerName, s.Exe, s.Config))
 		}
-		servers.set(s.serverName, entry.bytes())
+		servers.set(s.ServerName, entry.bytes())
 	}
 	o.setObj("mcpServers", servers, uninstall)
 	return changes, removed, nil
@@ -171,7 +175,7 @@ func mergeMCP(o *jsonObj, s claudeSetup, uninstall bool) (changes, removed []str
 // mergeSettings puts the hook before every tool call and after the ones it
 // records, and the vault's tools in permissions.allow (install), or takes
 // vaultgate's hooks and the allow entries of removed servers out.
-func mergeSettings(o *jsonObj, s claudeSetup, uninstall bool, removedServers []string) (changes []string, err error) {
+func mergeSettings(o *jsonObj, s Setup, uninstall bool, removedServers []string) (changes []string, err error) {
 	hooks, err := o.obj("hooks")
 	if err != nil {
 		return nil, err
@@ -215,7 +219,7 @@ func mergeSettings(o *jsonObj, s claudeSetup, uninstall bool, removedServers []s
 		own["mcp__"+name] = true
 	}
 	if uninstall {
-		own["mcp__"+s.serverName] = s.serverName != ""
+		own["mcp__"+s.ServerName] = s.ServerName != ""
 	}
 	var out []json.RawMessage
 	found := false
@@ -223,7 +227,7 @@ func mergeSettings(o *jsonObj, s claudeSetup, uninstall bool, removedServers []s
 		var rule string
 		json.Unmarshal(v, &rule)
 		switch {
-		case !uninstall && rule == "mcp__"+s.serverName:
+		case !uninstall && rule == "mcp__"+s.ServerName:
 			found = true
 			out = append(out, v)
 		case own[rule]:
@@ -233,9 +237,9 @@ func mergeSettings(o *jsonObj, s claudeSetup, uninstall bool, removedServers []s
 		}
 	}
 	if !uninstall && !found {
-		b, _ := json.Marshal("mcp__" + s.serverName)
+		b, _ := json.Marshal("mcp__" + s.ServerName)
 		out = append(out, b)
-		changes = append(changes, fmt.Sprintf("added permissions.allow %q (the vault's tools; the server judges each call)", "mcp__"+s.serverName))
+		changes = append(changes, fmt.Sprintf("added permissions.allow %q (the vault's tools; the server judges each call)", "mcp__"+s.ServerName))
 	}
 	if len(out) != len(allow) || !uninstall {
 		perms.setList("allow", out, uninstall)
@@ -260,7 +264,7 @@ func withoutVaultgateHooks(groups []json.RawMessage) (kept []json.RawMessage, dr
 		var rest []json.RawMessage
 		for _, h := range hs {
 			var cmd struct{ Command string }
-			if json.Unmarshal(h, &cmd) == nil && isVaultgateHook(cmd.Command) {
+			if json.Unmarshal(h, &cmd) == nil && IsVaultgateHook(cmd.Command) {
 				dropped++
 				continue
 			}
@@ -297,96 +301,192 @@ func containsJSON(l []json.RawMessage, v []byte) bool {
 	return false
 }
 
-// claudeFile is one of the two files, as it is and as init would leave it.
-type claudeFile struct {
-	path    string
-	old     []byte // nil: absent
-	new     []byte // nil: to be removed (uninstall left it empty)
-	changes []string
+// File is one of the two files, as it is and as init would leave it.
+type File struct {
+	Path    string
+	Old     []byte // nil: absent
+	New     []byte // nil: to be removed (uninstall left it empty)
+	Changes []string
 }
 
-// planClaude works out both files for DIR without writing anything.
-func planClaude(dir string, s claudeSetup, uninstall bool) ([]*claudeFile, error) {
-	mcp := &claudeFile{path: filepath.Join(dir, ".mcp.json")}
-	settings := &claudeFile{path: filepath.Join(dir, ".claude", "settings.json")}
-	for _, f := range []*claudeFile{mcp, settings} {
-		b, err := os.ReadFile(f.path)
+// PlanFiles works out both files for DIR without writing anything.
+func PlanFiles(dir string, s Setup, uninstall bool) ([]*File, error) {
+	mcp := &File{Path: filepath.Join(dir, ".mcp.json")}
+	settings := &File{Path: filepath.Join(dir, ".claude", "settings.json")}
+	for _, f := range []*File{mcp, settings} {
+		b, err := os.ReadFile(f.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
 			return nil, err
 		default:
-			f.old = b
+			f.Old = b
 		}
 	}
-	mo, err := parseObj(mcp.old)
+	mo, err := parseObj(mcp.Old)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", mcp.path, err)
+		return nil, fmt.Errorf("%s: %w", mcp.Path, err)
 	}
 	changes, removed, err := mergeMCP(mo, s, uninstall)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", mcp.path, err)
+		return nil, fmt.Errorf("%s: %w", mcp.Path, err)
 	}
-	mcp.changes = changes
-	so, err := parseObj(settings.old)
+	mcp.Changes = changes
+	so, err := parseObj(settings.Old)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", settings.path, err)
+		return nil, fmt.Errorf("%s: %w", settings.Path, err)
 	}
-	if settings.changes, err = mergeSettings(so, s, uninstall, removed); err != nil {
-		return nil, fmt.Errorf("%s: %w", settings.path, err)
+	if settings.Changes, err = mergeSettings(so, s, uninstall, removed); err != nil {
+		return nil, fmt.Errorf("%s: %w", settings.Path, err)
 	}
 	for _, pair := range []struct {
-		f *claudeFile
+		f *File
 		o *jsonObj
 	}{{mcp, mo}, {settings, so}} {
 		switch {
-		case uninstall && len(pair.o.keys) == 0 && pair.f.old != nil:
-			pair.f.new = nil // nothing of the person's was in it
-		case uninstall && pair.f.old == nil:
-			pair.f.new = nil
+		case uninstall && len(pair.o.keys) == 0 && pair.f.Old != nil:
+			pair.f.New = nil // nothing of the person's was in it
+		case uninstall && pair.f.Old == nil:
+			pair.f.New = nil
 		default:
-			pair.f.new = pair.o.indented()
+			pair.f.New = pair.o.indented()
 		}
-		if pair.f.old != nil && pair.f.new != nil && sameJSON(pair.f.old, pair.f.new) && len(pair.f.changes) == 0 {
-			pair.f.new = pair.f.old // a rerun leaves the file byte for byte
+		if pair.f.Old != nil && pair.f.New != nil && sameJSON(pair.f.Old, pair.f.New) && len(pair.f.Changes) == 0 {
+			pair.f.New = pair.f.Old // a rerun leaves the file byte for byte
 		}
 	}
-	return []*claudeFile{mcp, settings}, nil
+	return []*File{mcp, settings}, nil
 }
 
-func (f *claudeFile) unchanged() bool {
-	return bytes.Equal(f.old, f.new) && (f.old == nil) == (f.new == nil)
+// Unchanged reports whether init would leave the file as it is.
+func (f *File) Unchanged() bool {
+	return bytes.Equal(f.Old, f.New) && (f.Old == nil) == (f.New == nil)
 }
 
-// apply writes the file (or removes it), after a backup of the old one in
+// Apply writes the file (or removes it), after a backup of the old one in
 // DIR/.claude/vaultgate-backup, a control folder the agent can't change.
-func (f *claudeFile) apply(dir string, now time.Time) (backup string, err error) {
-	if f.unchanged() {
+func (f *File) Apply(dir string, now time.Time) (backup string, err error) {
+	if f.Unchanged() {
 		return "", nil
 	}
-	if f.old != nil {
+	if f.Old != nil {
 		bdir := filepath.Join(dir, ".claude", "vaultgate-backup")
 		if err := os.MkdirAll(bdir, 0o700); err != nil {
 			return "", err
 		}
-		backup = filepath.Join(bdir, now.UTC().Format("20060102T150405.000000000Z")+"-"+filepath.Base(f.path))
-		if err := os.WriteFile(backup, f.old, 0o600); err != nil {
+		backup = filepath.Join(bdir, now.UTC().Format("20060102T150405.000000000Z")+"-"+filepath.Base(f.Path))
+		if err := os.WriteFile(backup, f.Old, 0o600); err != nil {
 			return "", err
 		}
 	}
-	if f.new == nil {
-		return backup, os.Remove(f.path)
+	if f.New == nil {
+		return backup, os.Remove(f.Path)
 	}
-	if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
 		return "", err
 	}
 	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(f.path); err == nil {
+	if fi, err := os.Stat(f.Path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	tmp := f.path + ".vaultgate-new"
-	if err := os.WriteFile(tmp, f.new, mode); err != nil {
+	tmp := f.Path + ".vaultgate-new"
+	if err := os.WriteFile(tmp, f.New, mode); err != nil {
 		return "", err
 	}
-	return backup, os.Rename(tmp, f.path)
+	return backup, os.Rename(tmp, f.Path)
+}
+
+// quote is s as one word for bash: the shell parser's own quoting
+// (syntax.Quote), which leaves a plain word alone.
+func quote(s string) string {
+	q, err := syntax.Quote(s, syntax.LangBash)
+	if err != nil {
+		return strconv.Quote(s) // a NUL or broken UTF-8: no path holds one
+	}
+	return q
+}
+
+// Entries are vaultgate's entries of the two files alone, for a person to
+// add by hand: .mcp.json's and .claude/settings.json's.
+func Entries(s Setup) (mcp, settings []byte) {
+	m, st := newObj(), newObj()
+	mergeMCP(m, s, false)
+	mergeSettings(st, s, false, nil)
+	return m.indented(), st.indented()
+}
+
+// Installed is what Claude Code's two files in a folder say of vaultgate,
+// as doctor checks them.
+type Installed struct {
+	Dir, MCPPath, SettingsPath string
+	// MCPErr and SettingsErr say why a file says nothing: missing
+	// (fs.ErrNotExist), unreadable, or not a JSON object (ErrNotObject).
+	MCPErr, SettingsErr                     error
+	ServerName, ServerCommand, ServerConfig string // the vaultgate server of .mcp.json, if any
+	Hooks                                   map[string][]InstalledHook
+	// DefaultMode and Deny are settings.json's permissions.
+	DefaultMode string
+	Deny        []string
+}
+
+// InstalledHook is one of vaultgate's hook commands in settings.json.
+type InstalledHook struct {
+	Matcher, Command, OnFailure string
+}
+
+// ErrNotObject is a Claude Code file that is not a JSON object.
+var ErrNotObject = errors.New("not a JSON object")
+
+// ReadInstalled reads Claude Code's files in dir (absolute).
+func ReadInstalled(dir string) *Installed {
+	f := &Installed{Dir: dir, MCPPath: filepath.Join(dir, ".mcp.json"), SettingsPath: filepath.Join(dir, ".claude", "settings.json"), Hooks: map[string][]InstalledHook{}}
+	read := func(path string, problem *error) *jsonObj {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			*problem = err
+			return newObj()
+		}
+		o, err := parseObj(b)
+		if err != nil {
+			*problem = fmt.Errorf("%w: %v", ErrNotObject, err)
+			return newObj()
+		}
+		return o
+	}
+	mcp, settings := read(f.MCPPath, &f.MCPErr), read(f.SettingsPath, &f.SettingsErr)
+	servers, _ := mcp.obj("mcpServers")
+	for _, name := range servers.keys {
+		if IsVaultgateServer(servers.vals[name]) {
+			var e struct {
+				Command string
+				Args    []string
+			}
+			json.Unmarshal(servers.vals[name], &e)
+			f.ServerName, f.ServerCommand = name, e.Command
+			if i := slices.Index(e.Args, "--config"); i >= 0 && i+1 < len(e.Args) {
+				f.ServerConfig = e.Args[i+1]
+			}
+			break
+		}
+	}
+	perms, _ := settings.obj("permissions")
+	json.Unmarshal(perms.vals["defaultMode"], &f.DefaultMode)
+	json.Unmarshal(perms.vals["deny"], &f.Deny)
+	hooks, _ := settings.obj("hooks")
+	for _, event := range []string{"PreToolUse", "PostToolUse"} {
+		groups, _ := hooks.list(event)
+		for _, g := range groups {
+			var grp struct {
+				Matcher string
+				Hooks   []struct{ Command, OnFailure string }
+			}
+			json.Unmarshal(g, &grp)
+			for _, h := range grp.Hooks {
+				if IsVaultgateHook(h.Command) {
+					f.Hooks[event] = append(f.Hooks[event], InstalledHook{grp.Matcher, h.Command, h.OnFailure})
+				}
+			}
+		}
+	}
+	return f
 }

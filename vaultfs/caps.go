@@ -1,4 +1,4 @@
-package tools
+package vaultfs
 
 import (
 	"errors"
@@ -11,6 +11,13 @@ import (
 // assertion. Where the Fs lacks one (afero.MemMapFs in unit tests), the
 // tools fall back to checking by name, which is only safe when nothing
 // else changes the vault meanwhile.
+
+// LinkFreeChecker is a file system that can tell in one step that a name
+// has no symlink in it, as far as it exists. It answers false when it
+// can't tell; the caller then walks the name component by component.
+type LinkFreeChecker interface {
+	LinkFree(name string, last bool) bool
+}
 
 // NoReplaceRenamer renames without ever replacing what is at newname: the
 // check and the rename are one step (renameat2 RENAME_NOREPLACE), so a

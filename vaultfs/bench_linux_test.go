@@ -1,6 +1,6 @@
 //go:build linux
 
-package tools
+package vaultfs
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/afero"
 )
 
-// go test -run '^$' -bench 'Fs/' ./tools/
+// go test -run '^$' -bench 'Fs/' ./vaultfs/
 
 func benchFs(b *testing.B, bench func(b *testing.B, fsys afero.Fs)) {
 	for _, kind := range []string{"NoFollowFs", "NoFollowFs-per-component", "RootFs"} {
@@ -29,7 +29,7 @@ func benchFs(b *testing.B, bench func(b *testing.B, fsys afero.Fs)) {
 				defer r.Close()
 				fsys = r
 			} else {
-				n, err := OpenNoFollowFs(root)
+				n, err := Open(root)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package tools
+package vaultfs
 
 // NoFollowFs is RootFs off Linux: os.Root keeps every name inside the
 // vault, but it follows symlinks inside it, so a folder swapped for a link
@@ -8,5 +8,5 @@ package tools
 // within the vault. Only the Linux build walks without following.
 type NoFollowFs = RootFs
 
-// OpenNoFollowFs opens dir as the root of a NoFollowFs.
-func OpenNoFollowFs(dir string) (*NoFollowFs, error) { return OpenRootFs(dir) }
+// Open opens dir as the root of a NoFollowFs.
+func Open(dir string) (*NoFollowFs, error) { return OpenRootFs(dir) }
