@@ -76,15 +76,22 @@ func overlaid(t *testing.T, v *zoneVault, o *Overlay, command string, mod ...fun
 // compared byte for byte, times included.
 func withControlNames(t *testing.T, v *zoneVault) {
 	t.Helper()
+	make := func(rel string) {
+		p := filepath.Join(v.dir, rel)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		if zones.ControlIsFile(rel) {
+			must(t, os.WriteFile(p, []byte("{}"), 0o644))
+		} else {
+			must(t, os.MkdirAll(p, 0o755))
+		}
+	}
 	for _, d := range []string{".", "w", "e", "c"} {
 		for _, n := range zones.ControlNames {
-			p := filepath.Join(v.dir, d, n)
-			if n == ".mcp.json" {
-				must(t, os.WriteFile(p, []byte("{}"), 0o644))
-			} else {
-				must(t, os.MkdirAll(p, 0o755))
-			}
+			make(filepath.Join(d, n))
 		}
+	}
+	for _, rel := range zones.ControlRoots {
+		make(rel)
 	}
 }
 

@@ -348,6 +348,11 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 			}
 		}
 	}
+	for _, rel := range zones.ControlRoots { // those of the vault's root alone
+		if _, ok := nodes[rel]; !ok {
+			nodes[rel] = node{rel: rel, mode: zoneOf(rel)}
+		}
+	}
 
 	order := make([]string, 0, len(nodes))
 	for p := range nodes {
@@ -392,7 +397,7 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 				delete(kindOf, rel)
 			case view == MountRW && kind != MountRW:
 				// The agent could create it: make it exist, covered.
-				dir := path.Base(rel) != ".mcp.json"
+				dir := !zones.ControlIsFile(rel)
 				if err := w.placeholder(vault, rel, dir, kindOf); err != nil {
 					return nil, err
 				}
@@ -587,10 +592,7 @@ func controlNames(vault string) ([]string, error) {
 	return out, nil
 }
 
-func isControl(name string) bool {
-	f := zones.Fold(name)
-	return slices.Contains(zones.ControlNames, f)
-}
+func isControl(name string) bool { return zones.IsControlName(name) }
 
 // scratchDirs are the call's private, empty folders.
 var scratchDirs = []string{"/tmp", "/var/tmp", "/run", "/dev/shm"}

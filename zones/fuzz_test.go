@@ -80,9 +80,12 @@ func FuzzZone(f *testing.F) {
 		}
 		folded := Fold(p.String())
 		for _, c := range strings.Split(folded, "/") {
-			if isControlName(c) && !z.AtMost(Protected) {
+			if IsControlName(c) && !z.AtMost(Protected) {
 				t.Fatalf("Zone(%q) = %s under control name %q", p, z, c)
 			}
+		}
+		if ControlWhy(p) != "" && !p.Outside() && !z.AtMost(Protected) {
+			t.Fatalf("Zone(%q) = %s, a control path", p, z)
 		}
 		if (p.Within(secret) || strings.HasPrefix(folded, "секрет/") || folded == "секрет") && !z.AtMost(Hidden) {
 			t.Fatalf("Zone(%q) = %s inside a hidden folder", p, z)

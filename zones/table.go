@@ -19,10 +19,6 @@ type Entry struct {
 	Mode Mode
 }
 
-// ControlNames are file and folder names that run code or configure the
-// agent wherever they appear in a vault: they are always protected.
-var ControlNames = []string{".git", ".claude", ".mcp.json", ".vscode"}
-
 // Options are the parts of a table that do not come from the zone lists.
 type Options struct {
 	// FoldOnly matches paths by their case-folded spelling only: right for a
@@ -218,33 +214,6 @@ func capOf[K ~string | ~[]byte](r *registry, m map[string]Mode, p K) Mode {
 			return c
 		}
 	}
-}
-
-// controlCap protects every path with a control name among its components.
-// f is folded, so ".GIT" and ".Claude" are caught too.
-func controlCap[K ~string | ~[]byte](f K) Mode {
-	for len(f) > 0 {
-		i := 0
-		for i < len(f) && f[i] != '/' {
-			i++
-		}
-		if isControlName(f[:i]) {
-			return Protected
-		}
-		if i == len(f) {
-			break
-		}
-		f = f[i+1:]
-	}
-	return Write
-}
-
-func isControlName[K ~string | ~[]byte](c K) bool {
-	switch string(c) { // the compiler does not allocate for a switch on string(b)
-	case ".git", ".claude", ".mcp.json", ".vscode":
-		return true
-	}
-	return false
 }
 
 func lastSlash[K ~string | ~[]byte](p K) int {

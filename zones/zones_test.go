@@ -1,6 +1,8 @@
 package zones
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/text/unicode/norm"
@@ -113,6 +115,13 @@ func TestZone(t *testing.T) {
 		{".mcp.json", Protected},
 		{".vscode/tasks.json", Protected},
 		{"мета/бобер/.git/x", Protected},
+		{"мета/бобер/.codex/config.toml", Protected},
+		{".gemini/settings.json", Protected},
+		{"notes/.cursor/hooks.json", Protected},
+		{"мета/бобер/.envrc", Protected},
+		{"мета/бобер/.ENVRC", Protected},
+		{"мета/бобер/.envrc.bak", Write},                  // a name, not a prefix
+		{"мета/бобер/.obsidian/plugins/x/main.js", Write}, // Obsidian reads its root's alone
 		{"vault.toml", Protected},
 		{"logs/audit.jsonl", Hidden},
 		{"logs/other.jsonl", Edit},
@@ -269,5 +278,59 @@ func TestNames(t *testing.T) {
 	}
 	if _, ok := ParseMode("Write"); ok {
 		t.Error("mode names are case-sensitive")
+	}
+}
+
+// TestControls: every control path is at most protected whatever the
+// config says (a config may make one hidden), and says why; a path beside
+// one is not.
+func TestControls(t *testing.T) {
+	tab, err := New("/v", []Entry{{Path: ".", Mode: Write}, {Path: ".codex", Mode: Hidden}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(s string) Path { p, _ := Normalize("/v", s); return p }
+	for _, c := range []struct {
+		path string
+		want Mode
+	}{
+		{".obsidian/plugins/dataview/main.js", Protected},
+		{".obsidian/plugins", Protected},
+		{".Obsidian/Plugins/x/main.js", Protected},
+		{".obsidian/community-plugins.json", Protected},
+		{".obsidian/workspace.json", Write},
+		{".obsidian/plugins2/x", Write},
+		{".obsidian/community-plugins.json.bak", Write},
+		{".codex/config.toml", Hidden}, // the config's stricter zone
+		{"a/b/.envrc", Protected},
+		{"a/b/.vscode/tasks.json", Protected},
+		{"notes/x.md", Write},
+	} {
+		p := at(c.path)
+		if got := tab.Zone(p); got != c.want {
+			t.Errorf("Zone(%q) = %s, want %s", c.path, got, c.want)
+		}
+		if control := c.want == Protected || c.path == ".codex/config.toml"; control != (ControlWhy(p) != "") {
+			t.Errorf("ControlWhy(%q) = %q", c.path, ControlWhy(p))
+		}
+	}
+	for _, c := range Controls {
+		if c.Why == "" || c.Name != Fold(c.Name) {
+			t.Errorf("control %q: a reason, and a folded name", c.Name)
+		}
+	}
+}
+
+// TestREADMEListsTheControls: the README's table of control paths names
+// every row of Controls.
+func TestREADMEListsTheControls(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Controls {
+		if !strings.Contains(string(readme), "| `"+c.Name+"` |") {
+			t.Errorf("the README's control table lacks %s", c.Name)
+		}
 	}
 }
