@@ -186,7 +186,7 @@ func (r *Rule) judge(in *input) *policy.Deny {
 func (r *Rule) match(in *input) (*policy.Effect, error) {
 	c := in.call
 	if len(c.Effects) == 0 {
-		in.effect = &noEffect
+		in.effect, in.at = &noEffect, 0
 		ok, err := r.eval(in)
 		if ok || err != nil {
 			return in.effect, err
@@ -194,7 +194,7 @@ func (r *Rule) match(in *input) (*policy.Effect, error) {
 		return nil, nil
 	}
 	for i := range c.Effects {
-		in.effect = &c.Effects[i]
+		in.effect, in.at = &c.Effects[i], i
 		if ok, err := r.eval(in); ok || err != nil {
 			return in.effect, err
 		}
@@ -242,7 +242,13 @@ type input struct {
 	tally   policy.Tally
 
 	// built once per call
-	tool, via, agent, args, read, changed, count, calls, started, clock ref.Val
+	tool, via, agent, args, read, changed, calls, started, clock ref.Val
+	// at is the index in call.Effects of the effect being judged: the
+	// call's own effects before it count for session.count, so a call of
+	// many effects is held to a limit as that many calls would be. count
+	// is built for countAt.
+	at, countAt int
+	count       ref.Val
 	// built once per effect: seen is the effect they are of
 	seen                    *policy.Effect
 	op, path, zone, program ref.Val
@@ -340,12 +346,15 @@ func (in *input) ResolveName(name string) (any, bool) {
 		}
 		return in.changed, true
 	case "session.count":
-		if in.count == nil {
+		if in.count == nil || in.countAt != in.at {
 			m := make(map[string]int64, len(opNames))
 			for op := range opNames {
 				m[op.String()] = int64(in.tally.Count[op.String()])
 			}
-			in.count = types.DefaultTypeAdapter.NativeToValue(m)
+			for i := 0; i < in.at && i < len(c.Effects); i++ {
+				m[c.Effects[i].Op.String()]++
+			}
+			in.count, in.countAt = types.DefaultTypeAdapter.NativeToValue(m), in.at
 		}
 		return in.count, true
 	case "session.calls":

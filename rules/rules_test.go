@@ -311,3 +311,40 @@ func TestSetIsTheRulesInOrder(t *testing.T) {
 		t.Errorf("deny %+v", d)
 	}
 }
+
+// TestCountWithinACall: session.count counts the call's own effects
+// judged before the one being judged, so a call of many deletes in a fresh
+// session is held to a limit as that many calls would be — by a rule
+// alone, and by the set of rules (the two ways a chain evaluates them).
+func TestCountWithinACall(t *testing.T) {
+	d := config.DenyRule{Name: "three", When: `effect.op == "delete" && session.count["delete"] >= 3`, Reason: "no more than 3 deletes"}
+	r, err := Compile(&d, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := CompileSet([]config.DenyRule{d}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deletes := func(n int) *policy.ToolCall {
+		c := &policy.ToolCall{Tool: "bash", Session: &policy.Session{ID: "fresh", State: policy.NewState()}, Lang: say.English}
+		c.Effects = append(c.Effects, policy.Effect{Op: zones.OpRead, Path: at("notes/r.md")}) // not a delete: not counted
+		for i := range n {
+			c.Effects = append(c.Effects, policy.Effect{Op: zones.OpDelete, Path: at("drafts/" + string(rune('a'+i)) + ".md")})
+		}
+		return c
+	}
+	for _, check := range []struct {
+		name  string
+		check func(*policy.ToolCall) *policy.Deny
+	}{{"rule", r.Check}, {"set", set.Check}} {
+		if got := check.check(deletes(3)); got != nil {
+			t.Errorf("%s: 3 deletes in a fresh session: %+v", check.name, got)
+		}
+		c := deletes(50)
+		got := check.check(c)
+		if got == nil || got.Effect != &c.Effects[4] {
+			t.Errorf("%s: 50 deletes in a fresh session: %+v, want the 4th delete refused", check.name, got)
+		}
+	}
+}

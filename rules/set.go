@@ -154,9 +154,9 @@ func (s *Set) Check(c *policy.ToolCall) *policy.Deny {
 	best, at := len(s.Rules), -1
 	for k := range effects {
 		if len(c.Effects) == 0 {
-			in.effect = &noEffect
+			in.effect, in.at = &noEffect, 0
 		} else {
-			in.effect = &effects[k]
+			in.effect, in.at = &effects[k], k
 		}
 		for _, l := range s.lists {
 			out, _, err := l.prg.Eval(in)
