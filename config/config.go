@@ -30,7 +30,7 @@ type file struct {
 	Rules         rulesFile       `toml:"rules"`
 	Bash          bashFile        `toml:"bash"`
 	Hook          hookFile        `toml:"hook"`
-	HTTP          tokenFile       `toml:"http"`
+	HTTP          httpFile        `toml:"http"`
 	History       historyFile     `toml:"history"`
 	Run           runFile         `toml:"run"`
 	Agents        map[string]toml.Primitive
@@ -85,9 +85,11 @@ type hookFile struct {
 	Allow      []string `toml:"allow"`
 }
 
-type tokenFile struct {
+type httpFile struct {
 	TokenEnv  string `toml:"token_env"`
 	TokenFile string `toml:"token_file"`
+	// Origins are further Origins a request may carry (ParseOrigin).
+	Origins []string `toml:"origins"`
 }
 
 // agentFile is what an [agents.NAME] table may set.
@@ -127,6 +129,8 @@ type Config struct {
 	Agents   map[string]*Policy
 	// Run is how `vaultgate run` starts the agent's own process ([run]).
 	Run Run
+	// HTTP is what `serve --http` is held to besides the agents' tokens.
+	HTTP HTTP
 }
 
 // History holds the [history] settings: the oldest entries (and the bodies
@@ -232,7 +236,7 @@ func defaults() file {
 			MaxChangedBytes: 64 << 20,
 		},
 		Hook:    hookFile{ServerName: "vault"},
-		HTTP:    tokenFile{TokenEnv: "VAULTGATE_TOKEN"},
+		HTTP:    httpFile{TokenEnv: "VAULTGATE_TOKEN"},
 		History: historyFile{MaxSize: 1 << 30, Keep: duration(720 * time.Hour)},
 		Run:     defaultRun(),
 	}
@@ -358,6 +362,13 @@ func resolve(cfgFile, base string, f file, agents map[string]agentFile, runSet b
 	}
 	if c.Run, err = c.run(base, f.Run, runSet); err != nil {
 		return nil, err
+	}
+	for i, s := range f.HTTP.Origins {
+		o, err := ParseOrigin(s)
+		if err != nil {
+			return nil, fail(fmt.Sprintf("http.origins[%d]", i), err)
+		}
+		c.HTTP.Origins = append(c.HTTP.Origins, o)
 	}
 	top := agentFile{Lang: f.Lang, Zones: f.Zones, Rules: f.Rules, Bash: f.Bash, Hook: f.Hook, TokenEnv: f.HTTP.TokenEnv, TokenFile: f.HTTP.TokenFile}
 	p, err := c.policy(DefaultAgent, "", top)

@@ -64,7 +64,8 @@ func Tokens(cfg *config.Config) (map[string]string, error) {
 // HTTPHandler serves each agent that has a token at Endpoint. The token
 // names the agent, and the agent is the session: the protocol mcp-go speaks
 // here has no sessions of its own, and a client-chosen session id is no
-// identity.
+// identity. A request with an Origin that is neither the server's own nor
+// in the config's [http] origins is answered 403 (checkOrigin).
 func HTTPHandler(g *server.Gate, tokens map[string]string) http.Handler {
 	type agentRoute struct {
 		sum     [32]byte
@@ -79,7 +80,18 @@ func HTTPHandler(g *server.Gate, tokens map[string]string) http.Handler {
 		h := mcpserver.NewStreamableHTTPServer(s, mcpserver.WithEndpointPath(Endpoint))
 		routes = append(routes, agentRoute{sum: sha256.Sum256([]byte(tok)), handler: h})
 	}
+	origins := g.Config().HTTP.Origins
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The Origin is the first thing looked at, before the path and the
+		// token: a foreign one is refused whoever's token it carries, and
+		// its answer is one 403 that depends on no secret and no path, so a
+		// page in a foreign origin (DNS rebinding) can't learn which paths
+		// exist or whether a token it guessed is right, and never reaches
+		// an agent's tools.
+		if ok, why := checkOrigin(r, origins); !ok {
+			refuseOrigin(w, r, why)
+			return
+		}
 		if r.URL.Path != Endpoint {
 			http.NotFound(w, r)
 			return
