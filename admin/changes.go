@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/vaultgate/vaultgate/history"
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 // maxDiffText bounds the diff text of one call the panel is sent; the
@@ -142,7 +142,9 @@ func (s *Server) undoLine(id string) string {
 func shellQuote(s string) string {
 	q, err := syntax.Quote(s, syntax.LangBash)
 	if err != nil {
-		return strconv.Quote(s) // a NUL or broken UTF-8: shown, not pasteable
+		// A NUL, which no shell word holds: shown through the one escape
+		// (package visible), and quoted, so that a paste runs nothing.
+		q, _ = syntax.Quote(visible.Line.Escape(s), syntax.LangBash)
 	}
 	return q
 }

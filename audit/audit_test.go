@@ -167,37 +167,6 @@ func TestNewID(t *testing.T) {
 	}
 }
 
-func TestEscapeControl(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"notes/plain.md", "notes/plain.md"},
-		{"мета/бобер/💬 чаты.md", "мета/бобер/💬 чаты.md"},
-		{"\x1b[32mallow\x1b[0m", `\x1b[32mallow\x1b[0m`},
-		{"deny\x1b[2K\x1b[1Gallow", `deny\x1b[2K\x1b[1Gallow`},
-		{"a\nb\tc\rd", `a\nb\tc\rd`},
-		{"nul\x00del\x7f", `nul\x00del\x7f`},
-		{"c1\u009b31m", `c1\u009b31m`},
-		{"\u202egnp.exe", `\u202egnp.exe`},
-		{"a\u202ab\u202bc\u202cd\u202de", `a\u202ab\u202bc\u202cd\u202de`},
-		{"\u2066x\u2067y\u2068z\u2069", `\u2066x\u2067y\u2068z\u2069`},
-		{"lrm\u200erlm\u200falm\u061c", `lrm\u200erlm\u200falm\u061c`},
-		{"line\u2028sep", `line\u2028sep`},
-		{"bad\xffutf8\xc3", `bad\xffutf8\xc3`},
-		{`back\slash`, `back\slash`},
-		{"👨\u200d👩\u200d👧", "👨\u200d👩\u200d👧"}, // a joiner inside an emoji stays
-		{"", ""},
-	} {
-		if got := EscapeControl(c.in); got != c.want {
-			t.Errorf("EscapeControl(%q) = %q, want %q", c.in, got, c.want)
-		}
-		if got := EscapeControl(c.in); strings.ContainsAny(got, "\x1b\u202e\n\x00\u009b") {
-			t.Errorf("EscapeControl(%q) = %q still holds a control character", c.in, got)
-		}
-	}
-	if n := testing.AllocsPerRun(100, func() { EscapeControl("notes/plain/мета.md") }); n != 0 {
-		t.Errorf("EscapeControl of plain text allocates %v times", n)
-	}
-}
-
 func TestMask(t *testing.T) {
 	secrets := []string{"ghp_TOKEN123", `pa"ss\word<&>`, "tool", "ключ"}
 	path := testPath(t)

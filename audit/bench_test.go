@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -116,14 +115,4 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(10000*b.N)/b.Elapsed().Seconds(), "lines/s")
-}
-
-func BenchmarkEscapeControl(b *testing.B) {
-	for _, s := range []string{"notes/2026/03/daily.md", "\x1b[32mallow\x1b[0m \u202egnp.md"} {
-		b.Run(fmt.Sprintf("%.8q", s), func(b *testing.B) {
-			for b.Loop() {
-				EscapeControl(s)
-			}
-		})
-	}
 }

@@ -51,6 +51,6 @@
 // [Call] where they are read, and every reader that shows or counts calls
 // reads through it ([ReadCalls], [SummariseFile], [Filter.MatchCall]).
 //
-// Text from the log is agent-chosen: print it through [EscapeControl] so a
-// file name cannot repaint a terminal.
+// Text from the log is agent-chosen: print it through package visible's
+// escape (visible.Mode.Escape) so a file name cannot repaint a terminal.
 package audit

@@ -37,11 +37,3 @@ func Example() {
 	// true 1
 	// 1 1
 }
-
-func ExampleEscapeControl() {
-	fmt.Println(audit.EscapeControl("notes/\x1b[32mallow\x1b[0m.md"))
-	fmt.Println(audit.EscapeControl("invoice\u202efdp.exe"))
-	// Output:
-	// notes/\x1b[32mallow\x1b[0m.md
-	// invoice\u202efdp.exe
-}

@@ -33,4 +33,7 @@ const (
 	// or a command a person runs.
 	ViaExec Via = "exec"
 	ViaCLI  Via = "cli" // the person at the command line (undo)
+	// ViaStartUp is vaultgate's own act when a server starts: removing the
+	// temporary names a stopped process of its own left in the vault.
+	ViaStartUp Via = "start-up"
 )

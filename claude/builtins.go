@@ -58,8 +58,8 @@ var catalogue = []Builtin{
 	{Name: "Grep", Treatment: Judged, UnderRun: true, Instead: "search"},
 	{Name: "Bash", Treatment: Judged, UnderRun: true, Instead: "bash"}, // rewritten to run through vaultgate exec (exec.go)
 
-	{Name: "Agent", Treatment: Passed}, // a subagent; its own tool calls are hooked
-	{Name: "Task", Treatment: Passed},
+	{Name: "Agent", Treatment: Passed, RefusedWhen: isolatedAgent}, // a subagent; its own tool calls are hooked
+	{Name: "Task", Treatment: Passed, RefusedWhen: isolatedAgent},
 	{Name: "AskUserQuestion", Treatment: Passed},
 	{Name: "EnterPlanMode", Treatment: Passed},
 	{Name: "ExitPlanMode", Treatment: Passed},
@@ -100,6 +100,23 @@ var catalogue = []Builtin{
 func durableCron(input map[string]any) *say.BuiltinWhy {
 	if input["durable"] == true {
 		return &say.WhyDurableCron
+	}
+	return nil
+}
+
+// isolatedAgent refuses a subagent started with isolation: "worktree"
+// checks every tracked file out under .claude/worktrees (hidden notes too,
+// for the worktree is a copy vaultgate's zones do not name), as
+// EnterWorktree does; "remote" runs it on a copy of the repository in a
+// cloud environment, where no hook runs. Any value is refused, so a mode a
+// later Claude Code adds is refused until it is placed here; an absent or
+// null field is the subagent working in the session's own folder. A
+// subagent whose definition (its frontmatter) asks for isolation is not
+// seen here: the definitions live in .claude/agents, a control path, or in
+// the person's own home and plugins.
+func isolatedAgent(input map[string]any) *say.BuiltinWhy {
+	if v, ok := input["isolation"]; ok && v != nil {
+		return &say.WhyAgentIsolation
 	}
 	return nil
 }

@@ -38,6 +38,11 @@ func TestCatalogue(t *testing.T) {
 		refuse string // part of the reason
 	}{
 		{"Agent", nil, true, ""},
+		{"Agent", map[string]any{"description": "d", "prompt": "p", "subagent_type": "general-purpose"}, true, ""},
+		{"Agent", map[string]any{"description": "d", "prompt": "p", "isolation": nil}, true, ""},
+		{"Agent", map[string]any{"description": "d", "prompt": "p", "isolation": "worktree"}, false, ".claude/worktrees"},
+		{"Agent", map[string]any{"description": "d", "prompt": "p", "isolation": "remote"}, false, "without isolation"},
+		{"Task", map[string]any{"description": "d", "prompt": "p", "isolation": "worktree"}, false, ".claude/worktrees"},
 		{"CronCreate", map[string]any{"cron": "* * * * *"}, true, ""},
 		{"CronCreate", map[string]any{"durable": true}, false, "scheduled_tasks.json"},
 		{"EnterWorktree", nil, false, "worktree"},

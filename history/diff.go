@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 // edit is one line of a line diff: kept (' '), removed ('-') or added ('+').
@@ -144,6 +146,14 @@ func splitLines(text string) []string {
 // Unified is a unified diff of two texts with context lines around each
 // change; "" when they are equal.
 func Unified(before, after, nameBefore, nameAfter string, context int) string {
+	return unified(before, after, nameBefore, nameAfter, context, visible.Raw)
+}
+
+// unified is Unified with each line of the texts shown in mode m (the
+// names as they are given). The lines are compared as they are, and
+// escaped only when written, so two lines that differ never read as one
+// unchanged line.
+func unified(before, after, nameBefore, nameAfter string, context int, m visible.Mode) string {
 	es := lineDiff(splitLines(before), splitLines(after))
 	var b strings.Builder
 	// aLine and bLine number the lines each edit starts at, 1-based.
@@ -189,7 +199,7 @@ func Unified(before, after, nameBefore, nameAfter string, context int) string {
 		fmt.Fprintf(&b, "@@ -%s +%s @@\n", hunkRange(aLine[start], aCount), hunkRange(bLine[start], bCount))
 		for _, e := range es[start:stop] {
 			b.WriteByte(e.kind)
-			b.WriteString(e.line)
+			b.WriteString(m.Escape(e.line))
 			if !strings.HasSuffix(e.line, "\n") {
 				b.WriteString("\n\\ No newline at end of file\n")
 			}

@@ -26,12 +26,14 @@ func OpenReadOnly(dir string) (*Store, error) {
 // their order: each file the call changed is told once, under the deepest
 // entry that holds it (a moved file under the entry of where it went), so
 // an entry whose files are all told under another's has "". A body that
-// can't be read is an error of that entry alone.
+// can't be read is an error of that entry alone. The texts are as the
+// files hold them (DiffRaw's): the panel shows them as text in a page,
+// where no terminal reads them.
 func (s *Store) EntryDiffs(es []Entry) ([]string, []error) {
 	texts, errs := make([]strings.Builder, len(es)), make([]error, len(es))
 	for _, f := range callFiles(es) {
 		if errs[f.entry] == nil {
-			errs[f.entry] = s.diffFile(&texts[f.entry], f)
+			errs[f.entry] = s.diffFile(&texts[f.entry], f, true)
 		}
 	}
 	out := make([]string, len(es))

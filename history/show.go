@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 // maxDiffBody is the largest body diff reads; a bigger one is told by a line.
@@ -16,13 +18,27 @@ const maxDiffBody = 8 << 20
 // Diff writes a unified diff of each text file one call changed, and a
 // line for each binary one, a link, a moved file or anything else: each
 // file once, in path order, however many of the call's entries hold it.
+// It is written for a person to read on a terminal: every name and link
+// target through visible.Line, every line of a file through
+// visible.Block, so a note can't steer the terminal that shows its diff
+// (DiffRaw writes the bytes as they are).
 func (s *Store) Diff(w io.Writer, id string) error {
+	return s.diff(w, id, false)
+}
+
+// DiffRaw is Diff with names and lines as they are, escaped not at all:
+// for a person who asked for the bytes (vaultgate diff --raw).
+func (s *Store) DiffRaw(w io.Writer, id string) error {
+	return s.diff(w, id, true)
+}
+
+func (s *Store) diff(w io.Writer, id string, raw bool) error {
 	es, err := s.Call(id)
 	if err != nil {
 		return err
 	}
 	for _, f := range callFiles(es) {
-		if err := s.diffFile(w, f); err != nil {
+		if err := s.diffFile(w, f, raw); err != nil {
 			return err
 		}
 	}
@@ -155,9 +171,13 @@ func pairMoves(changes []fileChange) []fileChange {
 	return out
 }
 
-func (s *Store) diffFile(w io.Writer, f fileChange) error {
+// diffFile writes one file's change: each name and link target through
+// visible.Line and each of its lines through visible.Block, or, when raw,
+// as they are.
+func (s *Store) diffFile(w io.Writer, f fileChange, raw bool) error {
+	name := visible.Line.Unless(raw).Escape
 	if f.from != "" {
-		line := fmt.Sprintf("moved %s -> %s", f.from, f.path)
+		line := fmt.Sprintf("moved %s -> %s", name(f.from), name(f.path))
 		if f.before.Mode != f.after.Mode {
 			line += fmt.Sprintf(" (mode %o -> %o)", f.before.Mode, f.after.Mode)
 		}
@@ -165,7 +185,7 @@ func (s *Store) diffFile(w io.Writer, f fileChange) error {
 		return err
 	}
 	if (f.before.Kind != "" && f.before.Kind != KindFile) || (f.after.Kind != "" && f.after.Kind != KindFile) {
-		_, err := fmt.Fprintf(w, "%s: %s -> %s\n", f.path, describe(f.before), describe(f.after))
+		_, err := fmt.Fprintf(w, "%s: %s -> %s\n", name(f.path), name(describe(f.before)), name(describe(f.after)))
 		return err
 	}
 	old, oldText, err := s.body(f.before)
@@ -177,19 +197,19 @@ func (s *Store) diffFile(w io.Writer, f fileChange) error {
 		return err
 	}
 	if !oldText || !curText {
-		_, err := fmt.Fprintf(w, "Binary file %s changed (%s -> %s)\n", f.path, describe(f.before), describe(f.after))
+		_, err := fmt.Fprintf(w, "Binary file %s changed (%s -> %s)\n", name(f.path), name(describe(f.before)), name(describe(f.after)))
 		return err
 	}
-	nameA, nameB := "a/"+f.path, "b/"+f.path
+	nameA, nameB := "a/"+name(f.path), "b/"+name(f.path)
 	if f.before.Kind == "" {
 		nameA = "/dev/null"
 	}
 	if f.after.Kind == "" {
 		nameB = "/dev/null"
 	}
-	d := Unified(old, cur, nameA, nameB, 3)
+	d := unified(old, cur, nameA, nameB, 3, visible.Block.Unless(raw))
 	if d == "" && f.before.Mode != f.after.Mode {
-		d = fmt.Sprintf("%s: mode %o -> %o\n", f.path, f.before.Mode, f.after.Mode)
+		d = fmt.Sprintf("%s: mode %o -> %o\n", name(f.path), f.before.Mode, f.after.Mode)
 	}
 	_, err = io.WriteString(w, d)
 	return err

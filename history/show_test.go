@@ -106,3 +106,52 @@ func fileLines(diff string) []string {
 	}
 	return out
 }
+
+// TestDiffEscapesWhatThePersonReads: a note's name, its lines and a link's
+// target reach the diff escaped (names on one line, lines with their
+// newlines kept), a line changed from the text "\x1b" to the escape
+// itself still reads as changed, and DiffRaw gives the bytes as they are.
+func TestDiffEscapesWhatThePersonReads(t *testing.T) {
+	vault, _, s := vaultStore(t, history.Options{})
+	name := "notes/\x1b[2J\u202eevil\nforged\r.md"
+	write(t, vault, name, "kept\n\\x1b[31m literal\nall good\n")
+	targets := []history.Target{{Op: "modify", Path: name}, {Op: "create", Path: "notes/link\x07"}}
+	ch, err := s.Begin("hostile", history.Meta{}, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, vault, name, "kept\n\x1b[31m literal\nall good\rdeleted \x1b]52;c;cm0gLXJmIH4K\x07\u009b2J\n")
+	if err := os.Symlink("\x1b[8mtarget", filepath.Join(vault, "notes/link\x07")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Done(); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := s.Diff(&b, "hostile"); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, r := range got {
+		if (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0x202e {
+			t.Fatalf("the diff holds %U:\n%q", r, got)
+		}
+	}
+	for _, want := range []string{
+		`--- a/notes/\x1b[2J\u202eevil\nforged\r.md`,
+		`+++ b/notes/\x1b[2J\u202eevil\nforged\r.md`,
+		"\n-\\x1b[31m literal\n-all good\n+\\x1b[31m literal\n+all good\\rdeleted \\x1b]52;c;cm0gLXJmIH4K\\x07\\u009b2J\n",
+		`notes/link\x07: absent -> link to \x1b[8mtarget`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the diff lacks %q:\n%s", want, got)
+		}
+	}
+	b.Reset()
+	if err := s.DiffRaw(&b, "hostile"); err != nil {
+		t.Fatal(err)
+	}
+	if raw := b.String(); !strings.Contains(raw, "+++ b/"+name+"\n") || !strings.Contains(raw, "+all good\rdeleted \x1b]52;c;cm0gLXJmIH4K\x07\u009b2J\n") {
+		t.Errorf("DiffRaw is not the bytes:\n%q", raw)
+	}
+}

@@ -36,6 +36,9 @@ type Options struct {
 	// else is using the store then). A server's start and the CLI do; a
 	// hook call, which lives for one change, leaves it to them.
 	Recover bool
+	// Temps is the vault's journal of temporary names (NewTemps), in
+	// which a restore notes the name it builds by; nil notes none.
+	Temps *Temps
 }
 
 // Store is the history of one vault: its entries and the blobs they name.

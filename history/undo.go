@@ -16,7 +16,9 @@ import (
 )
 
 // TempPrefix names the temporary files and folders a restore writes beside
-// their target; start-up sweeps what a crash left (see tools.SweepTemp).
+// their target, and the file tools' own (a name vaultgate reserves, see
+// zones.Reserved). Each is noted in the vault's journal (Temps) before it
+// is made; start-up removes what a stop left by that journal alone.
 const TempPrefix = ".vaultgate-tmp-"
 
 // Conflict is a path undo left alone: it no longer holds what the call
@@ -300,9 +302,23 @@ func (s *Store) restore(fsys afero.Fs, rel string, st State) error {
 		}
 	}
 	tmp := path.Join(dir, TempPrefix+randomHex())
+	note, err := s.opt.Temps.Note(tmp, st.Kind, st.Size, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Dropped once the name is renamed into place or removed; one a
+		// failure left stays noted, for start-up to remove.
+		if _, err := s.lstat(tmp); notThere(err) {
+			note.Gone()
+		}
+	}()
 	if err := s.build(fsys, tmp, st.Kind, st.Mode, st.SHA256, st.Target); err != nil {
 		fsys.RemoveAll(tmp)
 		return err
+	}
+	if fi, err := s.lstat(tmp); err == nil {
+		note.Made(fi)
 	}
 	for _, e := range st.Tree {
 		if err := s.build(fsys, path.Join(tmp, e.Path), e.Kind, e.Mode, e.SHA256, e.Target); err != nil {

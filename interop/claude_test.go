@@ -214,6 +214,7 @@ func TestClaudeCode(t *testing.T) {
 		{modelStep{"Monitor", map[string]any{"command": "true", "description": "watch nothing"}}, true, "Monitor is not allowed here", "hook", "deny"},
 		{modelStep{"WebFetch", map[string]any{"url": "https://example.com/", "prompt": "x"}}, true, "WebFetch is not allowed here", "hook", "deny"},
 		{modelStep{"EnterWorktree", map[string]any{"name": "x"}}, true, "EnterWorktree is not allowed here", "hook", "deny"},
+		{modelStep{"Agent", map[string]any{"description": "look around", "prompt": "list the notes", "isolation": "worktree"}}, true, "Agent is not allowed here", "hook", "deny"},
 	}
 	steps := make([]modelStep, len(calls))
 	for i, c := range calls {

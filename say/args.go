@@ -55,6 +55,10 @@ type ArgNUL struct{}
 // reason Problem tells.
 type ArgBadPath struct{ Problem string }
 
+// ArgHomeUnknown is a path of Claude Code's starting with ~ when the hook
+// does not know Claude Code's home, where ~ leads.
+type ArgHomeUnknown struct{}
+
 // ArgNegative is a number that must not be negative.
 type ArgNegative struct{}
 
@@ -101,6 +105,10 @@ func (ArgNUL) Text(l Lang) string {
 func (m ArgBadPath) Text(l Lang) string {
 	return l.pick("is not a usable path ("+m.Problem+")", "— негодный путь ("+m.Problem+")")
 }
+func (ArgHomeUnknown) Text(l Lang) string {
+	return l.pick("starts with ~, and Claude Code's home folder, where ~ leads, is not known here (its hook was started without an absolute HOME); give the path without ~",
+		"начинается с ~, а домашняя папка Claude Code, куда ведёт ~, здесь неизвестна (его хук запущен без абсолютного HOME); укажите путь без ~")
+}
 func (ArgNegative) Text(l Lang) string {
 	return l.pick("must not be negative", "не может быть отрицательным")
 }
@@ -134,6 +142,7 @@ func (ArgEmpty) argProblem()        {}
 func (ArgEmptyPath) argProblem()    {}
 func (ArgNUL) argProblem()          {}
 func (ArgBadPath) argProblem()      {}
+func (ArgHomeUnknown) argProblem()  {}
 func (ArgNegative) argProblem()     {}
 func (ArgRange) argProblem()        {}
 func (ArgSecondsRange) argProblem() {}

@@ -74,6 +74,7 @@ var samples = []Message{
 	BashNotCommitted{Problem: "read-only file system"},
 	BashNotKept{Problem: "no space left on device"},
 	SpecialFile{Path: "notes/fifo"},
+	UnsafeMode{Path: "notes/open", Mode: "3777", Setgid: true, Sticky: true, WorldWritable: true},
 
 	NotFound{Path: "a/missing.md"},
 	IsFolder{Path: "a/dir"},
@@ -105,7 +106,7 @@ var samples = []Message{
 	BadArg{Tool: "read", Arg: "path", Problem: ArgRequired{}},
 	BadArg{Tool: "read", Problem: ArgsNotObject{}},
 	ArgsNotObject{}, ArgUnknown{}, ArgRequired{}, ArgNotString{}, ArgNotBool{}, ArgNotWhole{}, ArgEmpty{},
-	ArgEmptyPath{}, ArgNUL{}, ArgBadPath{Problem: "climbs out"}, ArgNegative{}, ArgRange{Min: 1, Max: 10}, ArgSecondsRange{Min: 1, Max: 600},
+	ArgEmptyPath{}, ArgNUL{}, ArgBadPath{Problem: "climbs out"}, ArgHomeUnknown{}, ArgNegative{}, ArgRange{Min: 1, Max: 10}, ArgSecondsRange{Min: 1, Max: 600},
 	ArgSameAs{Other: "old_string"}, ArgBadRegex{Problem: "missing closing )"}, ArgBadPattern{},
 
 	Instructions{Zones: []ZoneLine{{Path: "notes", Mode: zones.Edit}, {Path: "мета/бобер", Mode: zones.Write}}},
@@ -121,6 +122,7 @@ var samples = []Message{
 	HookBuiltinRefused{Tool: "LSP", Why: WhyUnjudgedRead},
 	HookBuiltinRefused{Tool: "ReadMcpResourceTool", Why: WhyOtherServers},
 	HookBuiltinRefused{Tool: "CronCreate", Why: WhyDurableCron},
+	HookBuiltinRefused{Tool: "Agent", Why: WhyAgentIsolation},
 	AuditFailed{Problem: "disk full"},
 	InternalError{Tool: "list", Problem: "nil map"},
 	UnknownTool{Tool: "teleport"},

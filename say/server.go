@@ -73,6 +73,8 @@ var (
 		`он читает ресурсы других MCP-серверов, не хранилища`}
 	WhyDurableCron = BuiltinWhy{`a durable job is written to .claude/scheduled_tasks.json, a control file of the project; schedule it without durable`,
 		`долговременное задание пишется в .claude/scheduled_tasks.json, управляющий файл проекта; запланируйте его без durable`}
+	WhyAgentIsolation = BuiltinWhy{`with isolation it runs the subagent on a copy of the repository (a git worktree under .claude/worktrees, or a remote environment) that holds every tracked file, hidden notes too, where vaultgate can't judge what it reads; run it without isolation`,
+		`с isolation он запускает субагента на копии репозитория (git worktree в .claude/worktrees или удалённой среде), где лежат все отслеживаемые файлы, скрытые заметки тоже, и vaultgate не может проверить, что он читает; запустите его без isolation`}
 )
 
 // HookBuiltinRefused is a built-in of Claude Code that the hook refuses on

@@ -124,3 +124,35 @@ func (m SpecialFile) Text(l Lang) string {
 		fmt.Sprintf("create %q: it is a FIFO, socket or device, and the vault holds only files, folders and symlinks.", m.Path),
 		fmt.Sprintf("создать «%s» нельзя: это FIFO, сокет или устройство, а в хранилище бывают только файлы, папки и символьные ссылки.", m.Path))
 }
+
+// UnsafeMode is a change a bash command made that brings a setuid,
+// setgid, sticky or world-writable bit into the vault, which takes none
+// of them from bash. Mode is the mode the entry would have, in octal as
+// chmod writes it ("3777"); the flags name the bits the change adds.
+type UnsafeMode struct {
+	Path                                  string
+	Mode                                  string
+	Setuid, Setgid, Sticky, WorldWritable bool
+}
+
+func (m UnsafeMode) Text(l Lang) string {
+	var en, ru []string
+	add := func(on bool, e, r string) {
+		if on {
+			en, ru = append(en, e), append(ru, r)
+		}
+	}
+	add(m.Setuid, "setuid", "setuid")
+	add(m.Setgid, "setgid", "setgid")
+	add(m.Sticky, "sticky", "sticky")
+	add(m.WorldWritable, "world-writable", "запись для всех")
+	list := func(words []string, and string) string {
+		if len(words) < 2 {
+			return strings.Join(words, "")
+		}
+		return strings.Join(words[:len(words)-1], ", ") + " " + and + " " + words[len(words)-1]
+	}
+	return l.pick(
+		fmt.Sprintf("give %q mode %s: it adds %s, and no setuid, setgid, sticky or world-writable bit reaches the vault from bash. Leave them out (chmod u-s,g-s,o-t,o-w, or a mode such as 755 or 644).", m.Path, m.Mode, list(en, "and")),
+		fmt.Sprintf("дать «%s» права %s нельзя: они добавляют %s, а из bash в хранилище не попадает ни setuid, ни setgid, ни sticky, ни запись для всех. Уберите их (chmod u-s,g-s,o-t,o-w или права вроде 755 или 644).", m.Path, m.Mode, list(ru, "и")))
+}

@@ -100,6 +100,9 @@ const (
 	ViaRun   = audit.ViaRun
 	ViaExec  = audit.ViaExec
 	ViaCLI   = audit.ViaCLI
+	// ViaStartUp is vaultgate's own act at a server's start-up: removing
+	// what a stopped process left (recover.go).
+	ViaStartUp = audit.ViaStartUp
 )
 
 // Steps say how far Call takes a call once the chain has judged it.
@@ -362,9 +365,9 @@ func (g *Gate) keepHistory(acts planner, c Caller, id, tool string, start time.T
 		p.id, p.start = id, start
 		return
 	}
-	set := acts.(*tools.Set)
-	if g.keep == nil {
-		return
+	set, isSet := acts.(*tools.Set)
+	if !isSet || g.keep == nil {
+		return // start-up's recovery keeps no history (recover.go)
 	}
 	m := history.Meta{Time: start, Tool: tool, Via: string(c.Via), Vault: g.vault.ID}
 	if c.Session != nil {

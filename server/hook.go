@@ -20,6 +20,9 @@ type HookOptions struct {
 	// Sandbox, when not "", is the Claude Code settings file that turns
 	// Claude Code's own sandbox on.
 	Sandbox string
+	// Home is Claude Code's home, where "~" in a path of its tools leads:
+	// the hook process's HOME ("" refuses such a path; tools.HookCall).
+	Home string
 }
 
 // Hook judges one Claude Code hook call through the gate, with the
@@ -45,7 +48,7 @@ func (g *Gate) HookWith(ctx context.Context, p *config.Policy, in *claude.HookIn
 		Session: &policy.Session{ID: in.SessionID, Agent: p.Name, State: store.state},
 		Policy:  p,
 		Hook: &tools.HookCall{After: in.After(), Cwd: in.Cwd, ServerName: p.Hook.ServerName,
-			ExecProblem: opt.ExecProblem, Sandbox: opt.Sandbox, ToolUseID: in.ToolUseID},
+			ExecProblem: opt.ExecProblem, Sandbox: opt.Sandbox, ToolUseID: in.ToolUseID, Home: opt.Home},
 	}
 	switch {
 	case opt.Exec != "" && g.cfg.File == "":

@@ -34,10 +34,12 @@ write     = ["мета/бобер"]
 create    = ["💬 чаты"]
 edit      = ["."]
 protected = [".obsidian", "мета"]
-hidden    = ["notes/private"]
+hidden    = ["notes/private", "notes/секреты"]
 `+extra)
 	os.MkdirAll(filepath.Join(vault, "notes/private"), 0o755)
 	os.WriteFile(filepath.Join(vault, "notes/private/diary.md"), []byte("dear diary\n"), 0o644)
+	os.MkdirAll(filepath.Join(vault, "notes/секреты"), 0o755)
+	os.WriteFile(filepath.Join(vault, "notes/секреты/пароли.md"), []byte("hunter2\n"), 0o644)
 	return cfg
 }
 
@@ -93,6 +95,29 @@ func TestHookBuiltins(t *testing.T) {
 		{"Glob", map[string]any{"pattern": "../../*", "path": abs("notes")}, "outside the vault"},
 		{"Grep", map[string]any{"pattern": "todo", "path": abs("notes")}, "hidden from you"},
 		{"Grep", map[string]any{"pattern": "todo", "path": abs("мета")}, ""},
+		// Glob and Grep read as ripgrep reads their globs, from the
+		// session's folder (notes, which holds the hidden секреты)
+		{"Glob", map[string]any{"pattern": `секрет\ы/*`}, "hidden"},
+		{"Glob", map[string]any{"pattern": `секрет[ы]/*`}, "hidden"},
+		{"Glob", map[string]any{"pattern": `{projects,секреты}/*`}, "hidden"},
+		{"Glob", map[string]any{"pattern": `notes/секреты/*`}, "hidden"}, // Claude Code drops the repeated notes/
+		{"Glob", map[string]any{"pattern": `!projects/**`}, "hidden"},    // excludes only: all the rest is listed
+		{"Glob", map[string]any{"pattern": abs(`notes/секрет\ы`) + "/*"}, "hidden"},
+		{"Glob", map[string]any{"pattern": `projects/**`}, ""},
+		{"Glob", map[string]any{"pattern": `projects/2026/*.md`}, ""},
+		{"Glob", map[string]any{"pattern": abs("notes/projects") + "/**/*.md"}, ""},
+		{"Grep", map[string]any{"pattern": "todo", "glob": `секрет\ы/*`}, "hidden"},
+		{"Grep", map[string]any{"pattern": "todo", "glob": "projects/** секреты/*"}, "hidden"},
+		{"Grep", map[string]any{"pattern": "todo", "glob": "*.md"}, "hidden"},
+		{"Grep", map[string]any{"pattern": "todo", "file_path": abs("notes/секреты")}, "hidden"}, // Claude Code reads it as path
+		{"Grep", map[string]any{"pattern": "todo", "glob": "projects/**,ideas.md"}, "hidden"},    // ideas.md: a name at any depth
+		{"Grep", map[string]any{"pattern": "todo", "glob": "projects/**,/ideas.md"}, ""},
+		{"Grep", map[string]any{"pattern": "todo", "path": "projects", "glob": "*.md"}, ""},
+		// a subagent in a worktree reads every tracked file, hidden too
+		{"Agent", map[string]any{"description": "d", "prompt": "p", "isolation": "worktree"}, "Agent is not allowed here: with isolation"},
+		{"Task", map[string]any{"description": "d", "prompt": "p", "isolation": "worktree"}, "Task is not allowed here: with isolation"},
+		{"Agent", map[string]any{"description": "d", "prompt": "p", "isolation": "remote"}, "Agent is not allowed here: with isolation"},
+		{"Agent", map[string]any{"description": "d", "prompt": "p", "subagent_type": "general-purpose"}, ""},
 		{"Bash", map[string]any{"command": "grep -rn todo projects", "description": "find todos"}, ""},
 		{"Bash", map[string]any{"command": "rm ideas.md"}, "bash may remove or rename files only in write zones"},
 		{"Bash", map[string]any{"command": "python3 -c 'print(1)'"}, `run "python3"`},
@@ -416,5 +441,45 @@ func TestHookBashWithoutCwd(t *testing.T) {
 	}
 	if got := hookCall(t, g, p, "sess-1", filepath.Join(v, "notes"), "Bash", map[string]any{"command": "cat ideas.md"}); got != "" {
 		t.Errorf("with a cwd: denied: %s", got)
+	}
+}
+
+// A path of Claude Code's tools starting with ~ is in Claude Code's home,
+// the hook's HOME, as Claude Code expands it; ~user is a folder of that
+// name below the session's folder, as Claude Code takes it; with no home
+// known, ~ is refused rather than guessed.
+func TestHookHome(t *testing.T) {
+	g, p, v, _ := hookGate(t, "")
+	for _, c := range []struct {
+		home  string
+		tool  string
+		input map[string]any
+		deny  string // "" = allowed
+	}{
+		{v, "Read", map[string]any{"file_path": "~/notes/ideas.md"}, ""},
+		{v, "Read", map[string]any{"file_path": "~/notes/private/diary.md"}, "zone hidden"},
+		{v, "Read", map[string]any{"file_path": " ~/notes/секреты/пароли.md\n"}, "zone hidden"}, // trimmed as Claude Code trims it
+		{v, "Write", map[string]any{"file_path": "~/мета/x.md", "content": "x"}, "zone protected"},
+		{v, "Glob", map[string]any{"pattern": "*.md", "path": "~/notes/projects"}, ""},
+		{v, "Glob", map[string]any{"pattern": "*.md", "path": "~/notes"}, "hidden"},
+		{v, "Grep", map[string]any{"pattern": "x", "path": "~"}, "hidden"},
+		{"/home/claude", "Read", map[string]any{"file_path": "~/notes/ideas.md"}, "outside the vault"},
+		{"", "Read", map[string]any{"file_path": "~/notes/ideas.md"}, "starts with ~"},
+		{"notes", "Glob", map[string]any{"pattern": "*", "path": "~"}, "starts with ~"},
+		// ~root is no one's home to Claude Code: a folder below notes
+		{"", "Write", map[string]any{"file_path": "~root/x.md", "content": "x"}, ""},
+		{"", "Read", map[string]any{"file_path": "~root/../private/diary.md"}, "zone hidden"},
+		{"", "Glob", map[string]any{"pattern": "*", "path": "~root"}, ""},
+	} {
+		in := &claude.HookInput{SessionID: "s", Cwd: filepath.Join(v, "notes"), HookEventName: "PreToolUse", ToolName: c.tool, ToolInput: c.input}
+		a, err := g.HookWith(context.Background(), p, in, HookOptions{Exec: testExec, Home: c.home})
+		switch {
+		case err != nil:
+			t.Errorf("home %q, %s %v: %v", c.home, c.tool, c.input, err)
+		case c.deny == "" && a.Deny != "":
+			t.Errorf("home %q, %s %v: denied: %s", c.home, c.tool, c.input, a.Deny)
+		case c.deny != "" && !strings.Contains(a.Deny, c.deny):
+			t.Errorf("home %q, %s %v: %q, want a deny containing %q", c.home, c.tool, c.input, a.Deny, c.deny)
+		}
 	}
 }

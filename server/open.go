@@ -148,6 +148,9 @@ func open(cfg *config.Config, recorded, recover bool) (*Gate, error) {
 	if !recorded {
 		return g, nil // a dry run makes nothing, not even the state folder
 	}
+	// Every temporary name this gate's tools and restores make in the
+	// vault is noted here first; a server's start-up removes by it alone.
+	vault.Temps = history.NewTemps(TempsDir(cfg))
 	if vault.ID, err = vaultID(cfg); err != nil {
 		g.Close()
 		return nil, err
@@ -159,7 +162,7 @@ func open(cfg *config.Config, recorded, recover bool) (*Gate, error) {
 	}
 	g.log = w
 	g.closers = append([]func() error{w.Close}, g.closers...)
-	hist := history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep, Recover: recover}
+	hist := history.Options{MaxSize: cfg.History.MaxSize, Keep: cfg.History.Keep, Recover: recover, Temps: vault.Temps}
 	kept, err := history.Open(history.Dir(cfg.StateDir), rfs, hist)
 	if err != nil {
 		g.Close()
@@ -239,20 +242,17 @@ func noLayers(stateDir string) bool {
 	return errors.Is(err, io.EOF)
 }
 
-// startUp clears what a killed server left: temporary files in the vault
-// (under the vault lock, so no running call's own are taken), write-ahead
-// changes a crash may have lost (rolled forward, under the lock too, so
-// none is under way), deletes and moves whose outcome it did not record,
-// and history past its bounds.
+// startUp clears what a killed server left: the temporary names its
+// journal notes (recoverTemps: a call through the gate, with its audit
+// line; what the journal does not note stays, whatever its name),
+// write-ahead changes a crash may have lost (rolled forward, under the
+// vault lock, so none is under way), deletes and moves whose outcome it
+// did not record, and history past its bounds.
 func (g *Gate) startUp(kept *history.Store, log io.Writer) error {
+	g.recoverTemps(log)
 	unlock, err := g.lockVault()
 	if err != nil {
 		return err
-	}
-	_, err = tools.SweepTemp(g.vault.Fs)
-	if err != nil {
-		unlock()
-		return fmt.Errorf("sweeping temporary files: %w", err)
 	}
 	rolled, err := kept.RollForward(g.vault.Fs)
 	cut, cutErr := kept.SettleCut()

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -364,32 +362,6 @@ func TestChangeRefusedWhenNotKept(t *testing.T) {
 		}
 	}
 	sameTree(t, "after refused changes", tree(t, vault), before)
-}
-
-// TestNoTempLeftovers: start-up sweeps the temporary names a killed
-// server left, and nothing else.
-func TestNoTempLeftovers(t *testing.T) {
-	g, vault, _ := historyGate(t)
-	for _, p := range []string{".vaultgate-tmp-0011", "tree/.vaultgate-tmp-ab", "tree/sub/.vaultgate-tmp-dir/x"} {
-		os.MkdirAll(filepath.Dir(filepath.Join(vault, p)), 0o755)
-		os.WriteFile(filepath.Join(vault, p), []byte("left"), 0o644)
-	}
-	os.WriteFile(filepath.Join(vault, "vaultgate-tmp-not-ours.md"), []byte("mine"), 0o644)
-	before := tree(t, vault)
-	g2, err := OpenServer(g.cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g2.Close()
-	for p := range before {
-		if strings.Contains(p, ".vaultgate-tmp-") {
-			delete(before, p)
-		}
-	}
-	sameTree(t, "after start-up", tree(t, vault), before)
-	if !bytes.Contains([]byte(fmt.Sprint(before)), []byte("not-ours")) {
-		t.Error("the sweep took a file that is not its own")
-	}
 }
 
 // TestUndoOrderIsTheLocksOrder: calls sent at once (a client that does

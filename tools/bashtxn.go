@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -28,6 +29,9 @@ import (
 // change it comes from, for the bash rule (a special file) and the audit.
 type RealPart struct {
 	Change txn.Change
+	// Unsafe are the bits of unsafeMode the change brings into the vault
+	// (callModes.added); the bash rule refuses a change that has any.
+	Unsafe fs.FileMode
 }
 
 // RealEffect is one real effect of a call, judged.
@@ -301,9 +305,10 @@ func (s *Set) realEffects(changes []txn.Change, predicted []policy.Effect) []Rea
 			}
 		}
 	}
+	modes := s.callModes(changes)
 	var out []RealEffect
 	add := func(c txn.Change, op zones.Op, at, from string, subtree bool) {
-		e := policy.Effect{Op: op, Subtree: subtree, Cause: "bash", Fact: RealPart{Change: c}}
+		e := policy.Effect{Op: op, Subtree: subtree, Cause: "bash", Fact: RealPart{Change: c, Unsafe: modes.added(c)}}
 		p, ok := s.realPath(at)
 		if !ok {
 			e.Unknown = true // a name the zones can't place: refused
@@ -420,16 +425,125 @@ func opFits(real, predicted zones.Op) bool {
 }
 
 // realEffectDeny is the bash rule's own judgement of a real effect: a
-// special file never enters the vault. The zones judge the rest.
+// special file never enters the vault, nor does a setuid, setgid, sticky
+// or world-writable bit (callModes.added). The zones judge the rest: a mode
+// change is a modify of its file or folder, judged like any other.
 func realEffectDeny(c *policy.ToolCall, e *policy.Effect) *policy.Deny {
 	part, _ := e.Fact.(RealPart)
 	switch part.Change.Op {
 	case txn.Create, txn.Modify, txn.Delete, txn.Move, txn.Link:
 		if part.Change.After == nil || part.Change.After.Mode&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) == 0 {
-			return nil
+			if part.Unsafe == 0 {
+				return nil
+			}
+			return &policy.Deny{Effect: e, Reason: say.UnsafeMode{
+				Path: e.Path.String(), Mode: octalMode(part.Change.After.Mode),
+				Setuid: part.Unsafe&fs.ModeSetuid != 0, Setgid: part.Unsafe&fs.ModeSetgid != 0,
+				Sticky: part.Unsafe&fs.ModeSticky != 0, WorldWritable: part.Unsafe&0o002 != 0,
+			}.Text(c.Lang)}
 		}
 	}
 	return &policy.Deny{Effect: e, Reason: say.SpecialFile{Path: e.Path.String()}.Text(c.Lang)}
+}
+
+// unsafeMode are the bits of a mode that no bash command brings into the
+// vault: setuid and setgid (a program run from the vault would run with
+// its owner's or group's rights; on a folder, setgid hands its group to
+// all that is made in it), sticky, and world-writable (any user of the
+// machine could change the note, or what a folder holds).
+const unsafeMode = fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky | 0o002
+
+// callModes is what added needs to know of a call's changes besides
+// each one: for each name a change touches, the vault's entry that the
+// call leaves there (moved or changed), and the entry itself.
+type callModes struct {
+	s      *Set
+	before map[string]*txn.State // the vault's entry now at the name; nil for one the call made
+	final  map[string]*txn.State // the entry the call leaves; nil for a name it removes
+}
+
+func (s *Set) callModes(changes []txn.Change) callModes {
+	m := callModes{s: s, before: map[string]*txn.State{}, final: map[string]*txn.State{}}
+	for _, c := range changes {
+		switch c.Op {
+		case txn.Link:
+			continue // a further name of an inode another change names
+		case txn.Delete:
+			delete(m.before, c.Path)
+		case txn.Create:
+			m.before[c.Path] = nil
+		case txn.Move:
+			m.before[c.Path] = c.Before
+		default:
+			if _, seen := m.before[c.Path]; !seen {
+				m.before[c.Path] = c.Before
+			}
+		}
+		m.final[c.Path] = c.After
+	}
+	return m
+}
+
+// added is the one place that decides which mode bits of a bash call
+// reach the vault: the bits of unsafeMode that a change's new entry has
+// and the vault's entry it changes (what was moved, modified, or linked
+// to) did not. It refuses rather than strips — fail closed: what the
+// command did is either committed as it did it, or not at all, and the
+// model is told why — and keeps what the person set: a setgid folder, a
+// world-writable note (a vault on a shared disk) may still be
+// written, moved and linked to, and a new folder takes the setgid its
+// parent folder has, as the kernel gives it. Only regular files and
+// folders have modes that mean anything (a symlink's are always 0777). A
+// call's changes pass here on every route bash takes (the bash tool, and
+// Claude Code's Bash through exec, under run too): each is judged by the
+// bash rule before txn.Commit, which never makes a setuid or setgid file
+// either.
+func (m callModes) added(c txn.Change) fs.FileMode {
+	if c.After == nil || !c.After.Mode.IsRegular() && !c.After.Mode.IsDir() {
+		return 0
+	}
+	was := c.Before
+	switch c.Op {
+	case txn.Create:
+		was = nil
+	case txn.Link:
+		// The inode's mode is the one its first name's change gives it:
+		// what the vault held there, or nothing for a name the call made.
+		was = c.After
+		if b, changed := m.before[c.From]; changed {
+			was = b
+		}
+	}
+	bits := c.After.Mode & unsafeMode
+	if was != nil {
+		bits &^= was.Mode & unsafeMode
+	}
+	if c.Op == txn.Create && c.Dir && bits&fs.ModeSetgid != 0 && m.dirHas(path.Dir(c.Path), fs.ModeSetgid) {
+		bits &^= fs.ModeSetgid // the kernel's, from a setgid parent
+	}
+	return bits
+}
+
+// dirHas tells whether the folder dir, as the call leaves it, has the
+// bits want: set by a change of the call, or (none changed it) in the
+// vault.
+func (m callModes) dirHas(dir string, want fs.FileMode) bool {
+	if st, changed := m.final[dir]; changed {
+		return st != nil && st.Mode.IsDir() && st.Mode&want == want
+	}
+	fi, err := m.s.Vault.Fs.Stat(dir)
+	return err == nil && fi.IsDir() && fi.Mode()&want == want
+}
+
+// octalMode is a mode as chmod writes it: "3777".
+func octalMode(m fs.FileMode) string {
+	n := uint32(m.Perm())
+	for bit, v := range map[fs.FileMode]uint32{fs.ModeSetuid: 0o4000, fs.ModeSetgid: 0o2000, fs.ModeSticky: 0o1000} {
+		if m&bit != 0 {
+			n |= v
+		}
+	}
+	return fmt.Sprintf("%04o", n)
 }
 
 // String is a real effect as the tests and errors name it.

@@ -35,9 +35,10 @@ const (
 	readLines, readBytes = 2000, 40 << 10
 	// maxWalk bounds the entries a subtree effect checks one by one.
 	maxWalk = 200_000
-	// tempPrefix names write's temporary files, so a crash's leftovers are
-	// recognisable (and never listed).
-	tempPrefix = ".vaultgate-tmp-"
+	// tempPrefix names write's temporary files, as it does undo's: a name
+	// vaultgate reserves (zones.ReservedPrefix), never listed. Start-up
+	// removes those a stop left by the journal (Vault.Temps), not by it.
+	tempPrefix = history.TempPrefix
 )
 
 // fileTools are the vault's file tools, documented in l.
@@ -509,11 +510,17 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat, targets []histor
 	if now.exists != before.exists || now.symlink || (before.exists && !now.regular) {
 		return k, s.fail(say.ChangedMeantime{Path: rel})
 	}
+	// The file tools add no mode bit: a new note is 0644 (its folders 0755),
+	// less the umask; a replaced one keeps the permission bits the person
+	// gave it, world-writable too, but never setuid, setgid or sticky
+	// (Perm() has none): content the agent wrote must not run with the
+	// owner's rights, and the kernel too clears setuid and setgid when a
+	// file is written.
 	mode := os.FileMode(0o644)
 	if now.exists {
 		mode = now.fi.Mode().Perm()
 	}
-	if err := s.placeNew(fsys, name, tmpDir, data, mode, now.exists, !ahead, func() error { return begin(mode) }); err != nil {
+	if err := s.placeNew(fsys, name, tmpDir, dir, data, mode, now.exists, !ahead, func() error { return begin(mode) }); err != nil {
 		if !now.exists && errors.Is(err, fs.ErrExist) {
 			return k, s.fail(say.ChangedMeantime{Path: rel})
 		}
@@ -528,33 +535,49 @@ func (s *Set) atomicWrite(rel string, data []byte, before stat, targets []histor
 	return k, nil
 }
 
-// placeNew puts data at name (in folder dir of fsys), synced first if sync
-// says so, and named only once ready returns nil. Where the kernel allows,
-// the file is written unnamed (O_TMPFILE) and linked into place, so a crash
-// leaves nothing; replacing a file still takes a temporary name for the
-// rename, which start-up sweeps (SweepTemp). What is judged a create never
-// replaces anything that appeared meanwhile.
-func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.FileMode, replace, sync bool, ready func() error) error {
+// placeNew puts data at name (in folder dir of fsys, the vault's folder
+// at), synced first if sync says so, and named only once ready returns
+// nil. Where the kernel allows, the file is written unnamed (O_TMPFILE)
+// and linked into place, so a crash leaves nothing; replacing a file still
+// takes a temporary name for the rename, noted in the vault's journal
+// (Vault.Temps) before it is made and dropped once it is gone, so that
+// start-up removes what a stop left, and nothing else. What is judged a
+// create never replaces anything that appeared meanwhile.
+func (s *Set) placeNew(fsys afero.Fs, name, dir, at string, data []byte, mode os.FileMode, replace, sync bool, ready func() error) error {
 	if u, ok := fsys.(vaultfs.UnnamedCreator); ok {
 		f, err := u.CreateUnnamed(mode)
 		if err == nil {
-			return placeUnnamed(fsys, f, name, dir, data, replace, sync, ready)
+			return s.placeUnnamed(fsys, f, name, dir, at, data, replace, sync, ready)
 		}
 		if !errors.Is(err, vaultfs.ErrUnnamedUnsupported) {
 			return err
 		}
 	}
-	tmp := path.Join(dir, tempPrefix+randomHex())
-	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	base := tempPrefix + randomHex()
+	tmp := path.Join(dir, base)
+	note, err := s.Vault.Temps.Note(path.Join(at, base), history.KindFile, int64(len(data)), nil)
 	if err != nil {
 		return err
 	}
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		note.Gone()
+		return err
+	}
+	if fi, err := f.Stat(); err == nil {
+		note.Made(fi)
+	}
+	drop := func() { // a name not removed stays noted, for start-up
+		if fsys.Remove(tmp) == nil {
+			note.Gone()
+		}
+	}
 	if err := writeSynced(f, data, sync); err != nil {
-		fsys.Remove(tmp)
+		drop()
 		return err
 	}
 	if err := ready(); err != nil {
-		fsys.Remove(tmp)
+		drop()
 		return err
 	}
 	rename := fsys.Rename
@@ -562,13 +585,14 @@ func (s *Set) placeNew(fsys afero.Fs, name, dir string, data []byte, mode os.Fil
 		rename = r.RenameNoReplace // judged as a create: replace nothing
 	}
 	if err := rename(tmp, name); err != nil {
-		fsys.Remove(tmp)
+		drop()
 		return err
 	}
+	note.Gone()
 	return nil
 }
 
-func placeUnnamed(fsys afero.Fs, f vaultfs.UnnamedFile, name, dir string, data []byte, replace, sync bool, ready func() error) error {
+func (s *Set) placeUnnamed(fsys afero.Fs, f vaultfs.UnnamedFile, name, dir, at string, data []byte, replace, sync bool, ready func() error) error {
 	if err := writeSynced(f, data, sync); err != nil {
 		return err
 	}
@@ -580,13 +604,27 @@ func placeUnnamed(fsys afero.Fs, f vaultfs.UnnamedFile, name, dir string, data [
 		return f.Link(name) // EEXIST if something appeared: nothing replaced
 	}
 	tmp := tempPrefix + randomHex()
+	// The file exists, unnamed: its note says which it is before it has
+	// a name.
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	note, err := s.Vault.Temps.Note(path.Join(at, tmp), history.KindFile, int64(len(data)), fi)
+	if err != nil {
+		return err
+	}
 	if err := f.Link(tmp); err != nil {
+		note.Gone()
 		return err
 	}
 	if err := fsys.Rename(path.Join(dir, tmp), name); err != nil {
-		fsys.Remove(path.Join(dir, tmp))
+		if fsys.Remove(path.Join(dir, tmp)) == nil {
+			note.Gone()
+		}
 		return err
 	}
+	note.Gone()
 	return nil
 }
 

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -36,6 +37,11 @@ type HookCall struct {
 	// ToolUseID is Claude Code's id of the tool call, carried to the
 	// audit lines; "" from a Claude Code too old to send it.
 	ToolUseID string
+	// Home is Claude Code's home, where "~" in a path of its tools leads:
+	// the HOME of the hook process, which Claude Code started with its own
+	// environment (see claudePath). "" when unknown, and then such a path
+	// is refused.
+	Home string
 }
 
 // Claude Code's built-in tools, as its hooks see them. They are planned and
@@ -86,14 +92,46 @@ func ranByClaudeCode(p *Plan) *Plan {
 	return p
 }
 
-// hookPath reads a path argument as Claude Code gives it: absolute, or
-// relative to the session's working directory.
+// hookPath reads a path argument as Claude Code resolves it (claudePath).
 func (s *Set) hookPath(a args, name string) (zones.Path, error) {
-	raw := a.str(name)
-	if raw != "" && !path.IsAbs(raw) && s.Hook.Cwd != "" {
-		raw = path.Join(s.Hook.Cwd, raw)
+	raw, err := s.claudePath(a.str(name))
+	if err != nil {
+		return zones.Path{}, a.bad(name, say.ArgHomeUnknown{})
 	}
 	return s.path(args{tool: a.tool, m: map[string]any{name: raw}, lang: a.lang}, name)
+}
+
+// errHomeUnknown is a path starting with ~ when Claude Code's home is not
+// known.
+var errHomeUnknown = errors.New("the home of Claude Code is not known")
+
+// claudePath spells a path field of Claude Code's tools (file_path,
+// notebook_path, path) as Claude Code resolves it before its tool runs:
+// white space trimmed as JavaScript trims it; "~" and "~/…" in its home; a
+// relative path from the session's working directory. Claude Code hands
+// the hook most paths already resolved, but not Glob's and Grep's path,
+// nor one it failed to resolve, so the hook resolves every one alike.
+//
+// "~user/…" is not expanded: Claude Code expands only "~" and "~/" and
+// takes "~user" as a folder of that name below the working directory, and
+// so does the hook (expanding it would judge a folder Claude Code never
+// reads). Claude Code's home is its runtime's os.homedir(): $HOME when set
+// and not empty, else the user's passwd entry. The hook process inherits
+// Claude Code's environment, so Home is that $HOME; with none (unset,
+// empty, relative) the hook can't be sure where "~" leads, and refuses
+// the path rather than guess from the passwd file.
+func (s *Set) claudePath(raw string) (string, error) {
+	p := strings.TrimFunc(raw, jsSpace)
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if !path.IsAbs(s.Hook.Home) {
+			return "", errHomeUnknown
+		}
+		p = path.Join(s.Hook.Home, p[1:])
+	}
+	if p != "" && !path.IsAbs(p) && s.Hook.Cwd != "" {
+		p = path.Join(s.Hook.Cwd, p)
+	}
+	return p, nil
 }
 
 // hookSeen plans a read of the file in field where it really leads; its run
@@ -219,40 +257,93 @@ func hookEdit(s *Set, a args) (*Plan, error) {
 
 // hookFind plans Glob and Grep: they walk a folder and show what is inside
 // it, and Claude Code does not skip hidden paths as list and search do, so
-// they need read in every zone of the subtree.
+// they need read in every zone of the subtree they can reach. That is the
+// folder ripgrep walks (Grep's path, Glob's path, or the folder of an
+// absolute Glob pattern; the session's folder by default), narrowed by the
+// globs as ripgrep reads them (hookglob.go): a read of each folder they may
+// list from.
 func hookFind(s *Set, a args) (*Plan, error) {
-	root := s.Hook.Cwd
-	if a.has("path") && a.str("path") != "" {
-		root = a.str("path")
+	type walk struct {
+		dir   string   // as Claude Code spells it ("" is the session's folder)
+		globs []string // ripgrep's --glob
 	}
-	if root == "" {
-		root = s.Vault.Root
-	}
-	if a.tool == "Glob" {
-		// a pattern may climb out ("../../etc/*"): its literal prefix is
-		// part of the folder walked
+	var walks []walk
+	var folders []string // judged as they are, not walked
+	switch a.tool {
+	case "Glob":
 		pattern := a.str("pattern")
-		if i := strings.IndexAny(pattern, "*?[{"); i >= 0 {
-			pattern = pattern[:i]
-		}
-		if dir := path.Dir(pattern + "x"); dir != "." {
-			if path.IsAbs(dir) {
-				root = dir
+		if dir, glob, ok := claudeGlobBase(pattern); ok {
+			// Claude Code searches the folder as written, escapes and all;
+			// the folder the pattern names unescaped is judged too
+			walks = append(walks, walk{dir, []string{glob}})
+			if g := parseRgGlob(pattern); len(g.lead) > 0 {
+				folders = append(folders, "/"+path.Join(g.lead...))
 			} else {
-				root = path.Join(root, dir)
+				folders = append(folders, "/")
+			}
+		} else {
+			walks = append(walks, walk{a.str("path"), []string{pattern}})
+		}
+	case "Grep":
+		globs := claudeGrepGlobs(a.str("glob"))
+		dir, also := a.str("path"), ""
+		// Claude Code reads a Grep's file_path as its path when path is
+		// missing or the same; a file_path beside another path is judged
+		// too
+		if fp, _ := a.m["file_path"].(string); fp != "" {
+			if _, given := a.m["path"]; !given || dir == fp {
+				dir = fp
+			} else {
+				also = fp
 			}
 		}
+		walks = append(walks, walk{dir, globs})
+		if also != "" {
+			walks = append(walks, walk{also, globs})
+		}
 	}
-	p, err := s.hookPath(args{tool: a.tool, m: map[string]any{"path": root}, lang: a.lang}, "path")
-	if err != nil {
-		return nil, err
+	for _, w := range walks {
+		dir, err := s.claudePath(w.dir)
+		if err != nil {
+			return nil, a.bad("path", say.ArgHomeUnknown{})
+		}
+		if dir == "" {
+			dir = s.Hook.Cwd
+		}
+		if dir == "" {
+			dir = s.Vault.Root
+		}
+		if !path.IsAbs(dir) {
+			dir = path.Join(s.Vault.Root, dir)
+		}
+		p, err := s.path(args{tool: a.tool, m: map[string]any{"path": dir}, lang: a.lang}, "path")
+		if err != nil {
+			return nil, err
+		}
+		// ripgrep narrows by its globs only inside a folder it walks: a
+		// file, a link or a missing folder is judged whole
+		if st, err := s.stat(p); err == nil && st.dir && !st.symlink {
+			folders = append(folders, rgReach(dir, w.globs)...)
+		} else {
+			folders = append(folders, dir)
+		}
 	}
-	e, err := s.readEffect(p)
-	if err != nil {
-		return nil, err
+	var effects []policy.Effect
+	for _, f := range folders {
+		p, err := s.path(args{tool: a.tool, m: map[string]any{"path": f}, lang: a.lang}, "path")
+		if err != nil {
+			return nil, err
+		}
+		e, err := s.readEffect(p)
+		if err != nil {
+			return nil, err
+		}
+		e.Subtree = true
+		if !slices.ContainsFunc(effects, func(o policy.Effect) bool { return o.Path == e.Path }) {
+			effects = append(effects, e)
+		}
 	}
-	e.Subtree = true
-	return ranByClaudeCode(&Plan{Effects: []policy.Effect{e}}), nil
+	return ranByClaudeCode(&Plan{Effects: effects}), nil
 }
 
 // ForeignTool is the fact on a call of a tool the hook does not judge by

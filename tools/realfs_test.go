@@ -199,7 +199,7 @@ func TestPlaceNewWaitsForReady(t *testing.T) {
 		name          string
 		replace, sync bool
 	}{{"a.md", true, true}, {"fresh.md", false, true}, {"a.md", true, false}, {"fresh.md", false, false}} {
-		if err := s.placeNew(pinned, c.name, ".", []byte("new\n"), 0o644, c.replace, c.sync, no); !errors.Is(err, notYet) {
+		if err := s.placeNew(pinned, c.name, ".", "notes", []byte("new\n"), 0o644, c.replace, c.sync, no); !errors.Is(err, notYet) {
 			t.Fatalf("%s (sync %v): %v, want ready's no", c.name, c.sync, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
 )
@@ -38,6 +39,11 @@ type Vault struct {
 	// ID is the vault's id (package vaultid), which every audit line and
 	// history entry of the gate names; "" names none.
 	ID string
+	// Temps is the vault's journal of the temporary names vaultgate makes
+	// in it (history.Temps, in StateDir): a file tool notes each before it
+	// makes it, and start-up removes what a stop left by the journal
+	// alone. nil notes none.
+	Temps *history.Temps
 
 	// changed is when this process last changed the vault (a bash
 	// commit, a file tool; unix nanoseconds), so the next bash call starts

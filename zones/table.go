@@ -161,6 +161,7 @@ func (t *Table) Zone(at Path) Mode {
 	f := foldInto(buf[:0], p)
 	m := r.stricter(lookup(t.folded, f), capOf(r, t.capsFold, f))
 	m = r.stricter(m, controlCap(f))
+	m = r.stricter(m, reservedCap(f)) // zones/reserved.go
 	if t.foldOnly {
 		return m
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 // logSource is the --audit / --config pair the audit and admin commands
@@ -82,6 +83,7 @@ type auditOpts struct {
 	n      int
 	json   bool
 	lines  bool
+	raw    bool
 	colour string
 	help   bool
 }
@@ -100,6 +102,7 @@ func tailFlags(fs *flag.FlagSet, o *auditOpts) {
 	fs.IntVar(&o.n, "n", 20, "how many of the latest matching calls to print first (0: none)")
 	fs.BoolVar(&o.json, "json", false, "print each call as a JSON object, one a line (with --lines, each line as the log holds it)")
 	fs.BoolVar(&o.lines, "lines", false, "print every line of the log on its own, exec's and the hook's after line too, not joined into the call they continue")
+	fs.BoolVar(&o.raw, "raw", false, "print what the agent chose as it is, terminal controls and all")
 	fs.StringVar(&o.colour, "colour", "auto", "auto, always or never")
 }
 
@@ -117,7 +120,7 @@ func verifyFlags(fs *flag.FlagSet, o *auditOpts) {
 var auditSubs = []*auditSub{
 	{
 		name:  "tail",
-		usage: "[--audit FILE | --config FILE] [-f] [-n N] [filters] [--json] [--lines]",
+		usage: "[--audit FILE | --config FILE] [-f] [-n N] [filters] [--json] [--lines] [--raw]",
 		help: `Prints the latest calls of the log, one a line: time, via, session, tool,
 decision, a bash call's command after "$", each effect as "op path zone",
 for a deny the rule and the reason, and for an allowed call that failed
@@ -125,7 +128,8 @@ why after "FAILED:" (timed out, killed by a signal, its exit code, the
 error). With -f it goes on printing calls as they are appended, across
 rotations, until interrupted. Every name the agent chose (paths, arguments,
 reasons, session ids) is printed with its control characters escaped, so a
-file name cannot repaint the terminal; a deny is coloured on a terminal.
+file name cannot repaint the terminal (--raw prints them as they are); a
+deny is coloured on a terminal.
 
 One call is one call, however many lines it left: Claude Code's Bash is
 the hook's line (the judgement), then, indented under it after "↳ run",
@@ -256,7 +260,7 @@ func auditTail(o *auditOpts, args []string) int {
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	p := &callPrinter{w: stdout, json: o.json, colour: o.colour == "always" ||
+	p := &callPrinter{w: stdout, json: o.json, raw: o.raw, colour: o.colour == "always" ||
 		(o.colour == "auto" && stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "")}
 
 	if o.lines {
@@ -342,11 +346,11 @@ func tailReadErr(err error, follow bool) (int, bool) {
 	var lineErr *audit.LineError
 	switch {
 	case errors.As(err, &lineErr):
-		fmt.Fprintf(stderr, "vaultgate: %s (skipped; run vaultgate audit verify)\n", audit.EscapeControl(err.Error()))
+		fmt.Fprintf(stderr, "vaultgate: %s (skipped; run vaultgate audit verify)\n", visible.Line.Escape(err.Error()))
 	case errors.Is(err, os.ErrNotExist) && follow:
 		// Nothing yet: wait for the first line.
 	case err != nil:
-		return fail(exitUsage, "%s", audit.EscapeControl(err.Error())), false
+		return fail(exitUsage, "%s", visible.Line.Escape(err.Error())), false
 	}
 	return 0, true
 }
@@ -357,7 +361,7 @@ func tailFollow(path string, lastSeq int64, fn func(audit.Record) error) int {
 	defer stop()
 	err := audit.Follow(ctx, path, lastSeq+1, fn)
 	if err != nil && !errors.Is(err, context.Canceled) {
-		return fail(exitUsage, "%s", audit.EscapeControl(err.Error()))
+		return fail(exitUsage, "%s", visible.Line.Escape(err.Error()))
 	}
 	return exitOK
 }
@@ -411,19 +415,22 @@ func (t *tailer) add(c *audit.Call, part audit.Part) error {
 	return nil
 }
 
-// callPrinter prints records for a person, or as JSON.
+// callPrinter prints records for a person, or as JSON. Every field from
+// the log goes through the one escape (visible.Line, or visible.JSON),
+// unless raw (--raw).
 type callPrinter struct {
 	w      io.Writer
 	json   bool
+	raw    bool
 	colour bool
 }
 
+// The colours of tail, as SGR parameters (visible.Paint).
 const (
-	colourDeny  = "\x1b[1;31m"
-	colourError = "\x1b[1;33m"
-	colourAllow = "\x1b[32m"
-	colourDim   = "\x1b[2m"
-	colourReset = "\x1b[0m"
+	colourDeny  = "1;31"
+	colourError = "1;33"
+	colourAllow = "32"
+	colourDim   = "2"
 )
 
 // print prints one line of the log on its own (tail --lines).
@@ -470,7 +477,7 @@ func (p *callPrinter) printJSON(v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(p.w, safeJSON([]byte(strings.TrimSuffix(b.String(), "\n"))))
+	_, err := fmt.Fprintln(p.w, visible.JSON.Unless(p.raw).Escape(strings.TrimSuffix(b.String(), "\n")))
 	return err
 }
 
@@ -485,7 +492,7 @@ func afterNotable(a *audit.Record) bool {
 // changed, why it failed), "↳ after" for the hook's after line. With ref
 // it names the call: its tool, time and session.
 func (p *callPrinter) partLine(c *audit.Call, part audit.Part, ref bool) string {
-	esc := audit.EscapeControl
+	esc := visible.Line.Unless(p.raw).Escape
 	r, label := c.Exec, "run"
 	if part == audit.PartAfter {
 		r, label = c.After, "after"
@@ -520,12 +527,12 @@ func (p *callPrinter) decision(d audit.Decision) string {
 	case audit.Error:
 		return p.paint(colourError, "ERROR")
 	}
-	return p.paint(colourError, audit.EscapeControl(string(d)))
+	return p.paint(colourError, visible.Line.Unless(p.raw).Escape(string(d)))
 }
 
-func (p *callPrinter) paint(code, s string) string {
+func (p *callPrinter) paint(sgr, s string) string {
 	if p.colour {
-		return code + s + colourReset
+		return visible.Paint(sgr, s)
 	}
 	return s
 }
@@ -533,7 +540,7 @@ func (p *callPrinter) paint(code, s string) string {
 // tailOf writes the end of a line: what bash really changed, a deny's
 // rule and reason, why an allowed call failed, or its error.
 func (p *callPrinter) tailOf(b *strings.Builder, r *audit.Record) {
-	esc := audit.EscapeControl
+	esc := visible.Line.Unless(p.raw).Escape
 	// What a walled bash call really changed: * marks what the analysis
 	// did not predict, ! what the rules refused.
 	var real []string
@@ -561,10 +568,10 @@ func (p *callPrinter) tailOf(b *strings.Builder, r *audit.Record) {
 }
 
 // line is one line of the log (a call's own) on one line. Every field
-// from the log goes through EscapeControl, the tool and rule names too:
-// an unknown tool's name is the agent's choice as well.
+// from the log goes through the one escape (visible.Line), the tool and
+// rule names too: an unknown tool's name is the agent's choice as well.
 func (p *callPrinter) line(r *audit.Record) string {
-	esc := audit.EscapeControl
+	esc := visible.Line.Unless(p.raw).Escape
 	var b strings.Builder
 	ts := "-"
 	if !r.Time.IsZero() {
@@ -607,37 +614,25 @@ func auditStats(o *auditOpts, args []string) int {
 	s, err := audit.SummariseFile(path, f)
 	var lineErr *audit.LineError
 	if err != nil && !errors.As(err, &lineErr) {
-		return fail(exitUsage, "%s", audit.EscapeControl(err.Error()))
+		return fail(exitUsage, "%s", visible.Line.Escape(err.Error()))
 	}
 	if o.json {
 		b, jerr := json.MarshalIndent(s, "", "  ")
 		if jerr != nil {
 			return fail(exitUsage, "%v", jerr)
 		}
-		fmt.Fprintln(stdout, safeJSON(b))
+		fmt.Fprintln(stdout, visible.JSON.Escape(string(b)))
 	} else {
 		printStats(stdout, &s)
 	}
 	if lineErr != nil {
-		return fail(exitDeny, "%s (not counted; run vaultgate audit verify)", audit.EscapeControl(lineErr.Error()))
+		return fail(exitDeny, "%s (not counted; run vaultgate audit verify)", visible.Line.Escape(lineErr.Error()))
 	}
 	return exitOK
 }
 
-// safeJSON is JSON from encoding/json made safe for a terminal. The encoder
-// already escapes C0 controls inside strings; EscapeControl catches the C1
-// and bidi characters it lets through, as \uXXXX escapes, so the text stays
-// valid JSON. Newlines outside strings (indentation) are kept.
-func safeJSON(b []byte) string {
-	lines := strings.Split(string(b), "\n")
-	for i, l := range lines {
-		lines[i] = audit.EscapeControl(l)
-	}
-	return strings.Join(lines, "\n")
-}
-
 func printStats(w io.Writer, s *audit.Stats) {
-	esc := audit.EscapeControl
+	esc := visible.Line.Escape
 	fmt.Fprintf(w, "calls:   %d (allow %d, deny %d, error %d; failed after allow %d)\n",
 		s.Calls, s.ByDecision["allow"], s.Denies, s.Errors, s.Failed)
 	if !s.First.IsZero() {
@@ -686,13 +681,13 @@ func auditVerify(o *auditOpts, args []string) int {
 	}
 	rep, err := audit.Verify(path)
 	if err != nil {
-		return fail(exitUsage, "%s", audit.EscapeControl(err.Error()))
+		return fail(exitUsage, "%s", visible.Line.Escape(err.Error()))
 	}
 	if o.json {
 		b, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintln(stdout, safeJSON(b))
+		fmt.Fprintln(stdout, visible.JSON.Escape(string(b)))
 	} else {
-		fmt.Fprintln(stdout, audit.EscapeControl(rep.String()))
+		fmt.Fprintln(stdout, visible.Line.Escape(rep.String()))
 	}
 	if !rep.OK {
 		return exitDeny

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/server"
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 func init() {
@@ -110,7 +110,10 @@ func checkArgs(tool, arg string) (any, error) {
 }
 
 // printCheck prints effects in the shape the tests compare: "op path zone".
+// Paths, reasons and errors name what the call names: each goes through
+// the one escape (visible.Line), a reason line by line.
 func printCheck(o *server.Outcome) {
+	esc := visible.Line.Escape
 	fmt.Fprintln(stdout, "effects:")
 	if len(o.Record.Effects) == 0 {
 		fmt.Fprintln(stdout, "  (none)")
@@ -120,20 +123,20 @@ func printCheck(o *server.Outcome) {
 		if zone == "" {
 			zone = "-"
 		}
-		fmt.Fprintf(stdout, "  %-8s %-40s %s\n", e.Op, audit.EscapeControl(e.Path), zone)
+		fmt.Fprintf(stdout, "  %-8s %-40s %s\n", esc(e.Op), esc(e.Path), esc(zone))
 	}
-	fmt.Fprintf(stdout, "decision: %s\n", o.Decision)
+	fmt.Fprintf(stdout, "decision: %s\n", esc(string(o.Decision)))
 	switch {
 	case o.Deny != nil:
-		fmt.Fprintf(stdout, "rule:     %s\n", o.Deny.Rule)
+		fmt.Fprintf(stdout, "rule:     %s\n", esc(o.Deny.Rule))
 		for i, line := range strings.Split(o.Deny.Reason, "\n") {
 			label := "reason:  "
 			if i > 0 {
 				label = "         "
 			}
-			fmt.Fprintf(stdout, "%s %s\n", label, audit.EscapeControl(line))
+			fmt.Fprintf(stdout, "%s %s\n", label, esc(line))
 		}
 	case o.Err != nil:
-		fmt.Fprintf(stdout, "error:    %s\n", audit.EscapeControl(o.Err.Error()))
+		fmt.Fprintf(stdout, "error:    %s\n", esc(o.Err.Error()))
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/transport"
 	"github.com/vaultgate/vaultgate/vaultid"
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 func init() {
@@ -70,18 +71,22 @@ type doctor struct {
 	problems, warnings int
 }
 
+// ok, warn and problem print a line of the check. What a line names (a
+// path, a hook's command, an error) may come from the vault or from files
+// the agent could write, so each goes through the one escape, its own
+// lines kept (visible.Block).
 func (d *doctor) ok(format string, a ...any) {
-	fmt.Fprintf(stdout, "ok       %s\n", fmt.Sprintf(format, a...))
+	fmt.Fprintf(stdout, "ok       %s\n", visible.Block.Escape(fmt.Sprintf(format, a...)))
 }
 
 func (d *doctor) warn(fix, format string, a ...any) {
 	d.warnings++
-	fmt.Fprintf(stdout, "warning  %s\n         fix: %s\n", fmt.Sprintf(format, a...), fix)
+	fmt.Fprintf(stdout, "warning  %s\n         fix: %s\n", visible.Block.Escape(fmt.Sprintf(format, a...)), visible.Block.Escape(fix))
 }
 
 func (d *doctor) problem(fix, format string, a ...any) {
 	d.problems++
-	fmt.Fprintf(stdout, "PROBLEM  %s\n         fix: %s\n", fmt.Sprintf(format, a...), fix)
+	fmt.Fprintf(stdout, "PROBLEM  %s\n         fix: %s\n", visible.Block.Escape(fmt.Sprintf(format, a...)), visible.Block.Escape(fix))
 }
 
 func (d *doctor) run(cfgPath, claudeDir string) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -33,12 +32,14 @@ rules judge it first; it runs inside the OS wall, on an overlay of the
 vault whose changes are judged and applied only if all are allowed (when
 the wall is up); with the [bash] environment whitelist, secrets, limits
 and timeout; and one audit line records it, with "via":"exec". Its
-stdout and stderr are the command's own, and its exit status is the
+stdout and stderr are the command's own, passed through as they are
+(Claude Code reads them as its Bash's output; unlike the rest of what
+vaultgate prints, they are not escaped), and its exit status is the
 command's. When vaultgate ends the call instead — a refusal before it
 ran, a wall that wall = "required" needs and can't raise, a timeout past
 --timeout's bounds, a commit refused or cut short — the reason goes to
-stderr and the status is 125; nothing of the command's changes reached
-the vault.
+stderr, its terminal controls escaped, and the status is 125; nothing of
+the command's changes reached the vault.
 
 The command is the one argument after "--" (several are joined by single
 spaces, as ssh joins them), or --command-b64, its bytes in standard
@@ -90,7 +91,7 @@ func runExec(f judgesock.ExecArgs, args []string, out, errw io.Writer) int {
 	}
 	cwd, err := judgesock.ExecCwd()
 	if err != nil {
-		fmt.Fprintf(errw, "vaultgate exec: %v\n", err)
+		errw.Write(execcmd.Reason(nil, "%v", err))
 		return exitRefused
 	}
 	call := judgesock.ExecCall{CallID: f.Call, Label: f.Session, Cwd: cwd, Command: command, Timeout: f.Seconds(), Environ: os.Environ()}
@@ -105,12 +106,14 @@ func runExec(f judgesock.ExecArgs, args []string, out, errw io.Writer) int {
 		settle(cfg.AuditPath)
 		g, err := server.OpenCall(cfg, p.Name)
 		if err != nil {
-			fmt.Fprintf(errw, "vaultgate exec: %v\n", err)
+			errw.Write(execcmd.Reason(nil, "%v", err))
 			return exitRefused
 		}
 		defer g.Close()
 		r = execcmd.Run(ctx, g, server.ExecRequest{Agent: p, CallID: call.CallID, Label: call.Label, Cwd: cwd, Args: call.Args()})
 	}
+	// The command's own output, as it is (Claude Code reads it as Bash's);
+	// exec's own reasons in it went through the one escape (execcmd.Reason).
 	out.Write(r.Stdout)
 	errw.Write(r.Stderr)
 	return r.Code
@@ -123,7 +126,7 @@ func askJudge(ctx context.Context, c *os.File, cfg *config.Config, agent string,
 	defer stop()
 	a, err := judgesock.AskExec(c, judgesock.Request{Config: cfg.File, Digest: cfg.Digest, Agent: agent, Run: &call})
 	if err != nil {
-		return execcmd.Reply{Stderr: fmt.Appendf(nil, "vaultgate exec: %v\n", err), Code: execcmd.ExitRefused}
+		return execcmd.Reply{Stderr: execcmd.Reason(nil, "%v", err), Code: execcmd.ExitRefused}
 	}
 	return execcmd.Reply{Stdout: a.Stdout, Stderr: a.Stderr, Code: a.Code}
 }

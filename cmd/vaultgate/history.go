@@ -16,6 +16,7 @@ import (
 	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/vaultid"
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 // Exit codes of history, diff and undo: 0 done, 1 undo left a path alone
@@ -35,11 +36,11 @@ func vaultScope(cfg *config.Config) (vaultid.Scope, error) {
 func init() {
 	var src source
 	var session, since string
-	var asJSON, gc bool
+	var asJSON, gc, raw bool
 	register(&command{
 		name:    "history",
 		summary: "list the changes the agent made to the vault, newest first",
-		usage:   "[--config FILE] [PATH] [--session S] [--since DUR] [--json] | --gc",
+		usage:   "[--config FILE] [PATH] [--session S] [--since DUR] [--json] [--raw] | --gc",
 		help: `Lists what vaultgate kept of each change to the config's vault (never
 another's that shares its state folder), newest first: the
 time, the call id (the audit line's id), agent, session, tool, operation,
@@ -57,6 +58,10 @@ exec that ran it; it is shown with the hook's call that exec continues,
 as the audit log joins them: its tool reads "bash (Bash TOOL_USE_ID)", and
 --json adds "continues" (the hook's line id) and "tool_use_id".
 
+Names and ids are the agent's choice: each is printed with every
+character that could steer a terminal escaped (\x1b, \u202e; --json
+keeps to JSON's \u escapes). --raw prints them as they are.
+
 --gc prunes the history to [history] max_size and keep by hand (the
 server also does at start-up): the oldest entries go first, then every
 kept body no entry names.
@@ -68,6 +73,7 @@ Exit codes: 0 listed (even nothing), 1 the history could not be read,
 			fs.StringVar(&session, "session", "", "only changes of this session id")
 			fs.StringVar(&since, "since", "", "only changes since: an RFC 3339 time, a date, or a duration back (1h, 2d)")
 			fs.BoolVar(&asJSON, "json", false, "one JSON object per line")
+			fs.BoolVar(&raw, "raw", false, "print names as they are, terminal controls and all")
 			fs.BoolVar(&gc, "gc", false, "prune the history to its bounds, then exit")
 		},
 		run: func(fs *flag.FlagSet, args []string) int {
@@ -88,7 +94,7 @@ Exit codes: 0 listed (even nothing), 1 the history could not be read,
 			}
 			defer store.Close()
 			if gc {
-				if len(args) > 0 || session != "" || since != "" || asJSON {
+				if len(args) > 0 || session != "" || since != "" || asJSON || raw {
 					return fail(exitUsage, "--gc takes no other flags or PATH")
 				}
 				p, err := store.GC(time.Now())
@@ -126,30 +132,33 @@ Exit codes: 0 listed (even nothing), 1 the history could not be read,
 			}
 			if len(unnamed) > 0 {
 				fmt.Fprintf(stderr, "vaultgate: %d call(s) kept before vaults were named are not listed: the state folder %s serves several vaults, so whose they are can't be told\n",
-					len(unnamed), cfg.StateDir)
+					len(unnamed), visible.Line.Escape(cfg.StateDir))
 			}
 			calls, err := hookCalls(cfg.AuditPath, shown)
 			if err != nil {
 				return fail(exitFailed, "%v", err)
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
 				for _, e := range shown {
-					if err := enc.Encode(withHookCall(e, calls)); err != nil {
+					b, err := json.Marshal(withHookCall(e, calls))
+					if err != nil {
 						return fail(exitFailed, "%v", err)
 					}
+					fmt.Fprintln(stdout, visible.JSON.Unless(raw).Escape(string(b)))
 				}
 				return exitOK
 			}
+			esc := visible.Line.Unless(raw).Escape
 			tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "TIME\tID\tAGENT\tSESSION\tTOOL\tOP\tPATH\tBEFORE\tAFTER\tSTATE")
 			for _, e := range shown {
-				p := e.Path
+				p := esc(e.Path)
 				if e.To != "" {
-					p += " -> " + e.To
+					p += " -> " + esc(e.To)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format(time.DateTime), e.ID,
-					dash(e.Agent), dash(e.Session), toolOf(e, calls), e.Op, p, e.Before.SizeText(), e.After.SizeText(), e.State)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format(time.DateTime), esc(e.ID),
+					esc(dash(e.Agent)), esc(dash(e.Session)), esc(toolOf(e, calls)), esc(string(e.Op)), p,
+					esc(e.Before.SizeText()), esc(e.After.SizeText()), esc(e.State))
 			}
 			tw.Flush()
 			return exitOK
@@ -170,14 +179,20 @@ func dash(s string) string {
 
 func init() {
 	var src source
+	var raw bool
 	register(&command{
 		name:    "diff",
 		summary: "show what one call changed, as a unified diff",
-		usage:   "[--config FILE] ID",
+		usage:   "[--config FILE] [--raw] ID",
 		help: `Prints a unified diff of each text file the call ID changed (the id of its
 audit line, as vaultgate history lists it): a file written, edited,
 moved, deleted, or every file of a folder deleted. A binary file, a link
 or anything else is told in one line.
+
+Names and contents are the agent's: every character in them that could
+steer a terminal (an escape sequence, a carriage return, a bidi override)
+is printed escaped, as \x1b or \u202e, newlines and tabs of a file kept.
+--raw prints the bytes as they are.
 
 Only a call of the config's vault is shown: one recorded for another
 vault that shares the state folder is refused.
@@ -185,7 +200,10 @@ vault that shares the state folder is refused.
 Exit codes: 0 printed (nothing, for a call that changed nothing), 1 the
 history could not be read, 2 bad usage, an id the history does not know,
 or a call of another vault.`,
-		flags: src.flags,
+		flags: func(fs *flag.FlagSet) {
+			src.flags(fs)
+			fs.BoolVar(&raw, "raw", false, "print names and contents as they are, terminal controls and all")
+		},
 		run: func(fs *flag.FlagSet, args []string) int {
 			if len(args) != 1 {
 				return fail(exitUsage, "diff takes one call ID")
@@ -210,7 +228,11 @@ or a call of another vault.`,
 						return fail(exitUsage, "%v", err)
 					}
 				}
-				err = store.Diff(stdout, args[0])
+				if raw {
+					err = store.DiffRaw(stdout, args[0])
+				} else {
+					err = store.Diff(stdout, args[0])
+				}
 			}
 			if err != nil {
 				if errors.Is(err, history.ErrUnknownID) {
@@ -295,26 +317,27 @@ knows, or a call of another vault (then nothing is done).`,
 				if session != "" {
 					what = "of session " + session
 				}
-				fmt.Fprintf(stdout, "nothing to undo: the history holds no change %s in this vault\n", what)
+				fmt.Fprintf(stdout, "nothing to undo: the history holds no change %s in this vault\n", visible.Line.Escape(what))
 			}
 			if u != nil {
+				esc := visible.Line.Escape // paths are the agent's, ids what was typed
 				for _, id := range u.Nothing {
-					fmt.Fprintf(stdout, "%s changed nothing\n", id)
+					fmt.Fprintf(stdout, "%s changed nothing\n", esc(id))
 				}
 				for _, id := range u.Already {
-					fmt.Fprintf(stdout, "%s is undone already: its paths hold what they held before it\n", id)
+					fmt.Fprintf(stdout, "%s is undone already: its paths hold what they held before it\n", esc(id))
 				}
 				for _, p := range u.Restored {
-					fmt.Fprintf(stdout, "put back %s\n", p)
+					fmt.Fprintf(stdout, "put back %s\n", esc(p))
 				}
 				for _, c := range u.Conflicts {
-					fmt.Fprintf(stderr, "vaultgate: %s changed since call %s; left alone (--force puts it back)\n", c.Path, c.ID)
+					fmt.Fprintf(stderr, "vaultgate: %s changed since call %s; left alone (--force puts it back)\n", esc(c.Path), esc(c.ID))
 				}
 				for _, id := range u.Unnamed {
-					fmt.Fprintf(stderr, "vaultgate: call %s was kept before vaults were named, and the state folder %s serves several vaults: left alone, whose it is can't be told\n", id, cfg.StateDir)
+					fmt.Fprintf(stderr, "vaultgate: call %s was kept before vaults were named, and the state folder %s serves several vaults: left alone, whose it is can't be told\n", esc(id), esc(cfg.StateDir))
 				}
 				if len(u.Restored) > 0 {
-					fmt.Fprintf(stdout, "undo %s (vaultgate undo %s takes it back)\n", u.ID, u.ID)
+					fmt.Fprintf(stdout, "undo %s (vaultgate undo %s takes it back)\n", esc(u.ID), esc(u.ID))
 				}
 			}
 			if err != nil {

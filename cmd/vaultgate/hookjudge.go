@@ -18,6 +18,7 @@ import (
 	"github.com/vaultgate/vaultgate/internal/hookcmd"
 	"github.com/vaultgate/vaultgate/internal/judgesock"
 	"github.com/vaultgate/vaultgate/server"
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 // judgeCheck is how often a judge looks at its config and its socket.
@@ -81,6 +82,9 @@ func hookJudge(cfgPath, agent string, idle time.Duration) int {
 		defer f.Close()
 		logOut = io.MultiWriter(stderr, f)
 	}
+	// What the judge says may name the vault's files: through the one
+	// escape, for whoever reads its stderr or its log.
+	logOut = visible.Writer{W: logOut, Mode: visible.Block}
 	errLog := log.New(logOut, fmt.Sprintf("vaultgate hook-judge %d: ", os.Getpid()), log.LstdFlags)
 	// A judge is a server: it answers many calls, and what its start-up
 	// settles it does under the vault lock, so a server running beside

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 func init() {
@@ -114,9 +114,9 @@ func runInit(dir, out, claudeDir string, force, dryRun bool) int {
 			return fail(1, "%s is the config of %s, not of %s; give --config FILE for this vault", out, cfg.Vault, vault)
 		}
 		serverName = cfg.Policy(config.DefaultAgent).Hook.ServerName
-		fmt.Fprintf(stdout, "kept %s (it exists; --force replaces it)\n", out)
+		fmt.Fprintf(stdout, "kept %s (it exists; --force replaces it)\n", visible.Line.Escape(out))
 	case dryRun:
-		fmt.Fprintf(stdout, "would write %s:\n%s\n", out, starterConfig(vault))
+		fmt.Fprintf(stdout, "would write %s:\n%s\n", visible.Line.Escape(out), visible.Block.Escape(starterConfig(vault)))
 	default:
 		if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 			return fail(1, "%v", err)
@@ -124,19 +124,19 @@ func runInit(dir, out, claudeDir string, force, dryRun bool) int {
 		if err := os.WriteFile(out, []byte(starterConfig(vault)), 0o600); err != nil {
 			return fail(1, "%v", err)
 		}
-		fmt.Fprintf(stdout, "wrote %s\n", out)
+		fmt.Fprintf(stdout, "wrote %s\n", visible.Line.Escape(out))
 		if inside(vault, out) {
 			fmt.Fprintf(stdout, "note: the config lies inside the vault; vaultgate keeps it protected (read only) for the agent.\n")
 		}
 	}
 	setup, problem := newClaudeSetup(out, serverName)
 	if problem != "" {
-		fmt.Fprintf(stderr, "vaultgate: warning: %s\n", problem)
+		fmt.Fprintf(stderr, "vaultgate: warning: %s\n", visible.Block.Escape(problem))
 	}
 	if claudeDir == "" {
 		mcp, settings := claude.Entries(setup)
-		fmt.Fprintf(stdout, "\nAdd this to .mcp.json (secrets go in \"env\", never in \"args\"):\n%s", mcp)
-		fmt.Fprintf(stdout, "\nAnd this to .claude/settings.json (the hook on every tool call, blocking when it fails,\nand the vault's tools allowed; \"|| exit 2\" does the blocking for a Claude Code older than 2.1.295):\n%s", settings)
+		fmt.Fprintf(stdout, "\nAdd this to .mcp.json (secrets go in \"env\", never in \"args\"):\n%s", visible.Block.Escape(string(mcp)))
+		fmt.Fprintf(stdout, "\nAnd this to .claude/settings.json (the hook on every tool call, blocking when it fails,\nand the vault's tools allowed; \"|| exit 2\" does the blocking for a Claude Code older than 2.1.295):\n%s", visible.Block.Escape(string(settings)))
 		fmt.Fprintf(stdout, "Or let init merge both: vaultgate init --config %s --claude DIR %s\n", shellQuote(out), shellQuote(vault))
 	} else if code := writeClaude(claudeDir, setup, false, dryRun); code != exitOK {
 		return code
@@ -194,15 +194,15 @@ func writeClaude(dir string, s claude.Setup, uninstall, dryRun bool) int {
 	for _, f := range files {
 		switch {
 		case f.Unchanged():
-			fmt.Fprintf(stdout, "%s: unchanged\n", f.Path)
+			fmt.Fprintf(stdout, "%s: unchanged\n", visible.Line.Escape(f.Path))
 			continue
 		case dryRun && f.New == nil:
-			fmt.Fprintf(stdout, "would remove %s (only vaultgate's entries were in it)\n", f.Path)
+			fmt.Fprintf(stdout, "would remove %s (only vaultgate's entries were in it)\n", visible.Line.Escape(f.Path))
 		case dryRun:
-			fmt.Fprintf(stdout, "would write %s:\n%s", f.Path, f.New)
+			fmt.Fprintf(stdout, "would write %s:\n%s", visible.Line.Escape(f.Path), visible.Block.Escape(string(f.New)))
 		}
 		for _, c := range f.Changes {
-			fmt.Fprintf(stdout, "  %s\n", c)
+			fmt.Fprintf(stdout, "  %s\n", visible.Line.Escape(c))
 		}
 		if dryRun {
 			continue
@@ -215,14 +215,14 @@ func writeClaude(dir string, s claude.Setup, uninstall, dryRun bool) int {
 		if f.New == nil {
 			verb = "removed"
 		}
-		fmt.Fprintf(stdout, "%s %s", verb, f.Path)
+		fmt.Fprintf(stdout, "%s %s", verb, visible.Line.Escape(f.Path))
 		if backup != "" {
-			fmt.Fprintf(stdout, " (the old one is %s)", backup)
+			fmt.Fprintf(stdout, " (the old one is %s)", visible.Line.Escape(backup))
 		}
 		fmt.Fprintln(stdout)
 	}
 	if !uninstall && !dryRun {
-		fmt.Fprintf(stdout, "\nStart Claude Code in %s and accept its workspace-trust dialog once: until then it\nignores a project's hooks and permissions. After that it asks nothing; vaultgate decides.\n", abs)
+		fmt.Fprintf(stdout, "\nStart Claude Code in %s and accept its workspace-trust dialog once: until then it\nignores a project's hooks and permissions. After that it asks nothing; vaultgate decides.\n", visible.Line.Escape(abs))
 	}
 	return exitOK
 }
@@ -298,11 +298,14 @@ func inside(dir, p string) bool {
 }
 
 // shellQuote is s as one word for a person to paste into bash: the shell
-// parser's own quoting (syntax.Quote), which leaves a plain word alone.
+// parser's own quoting (syntax.Quote), which leaves a plain word alone and
+// spells a terminal control as $'\x1b'.
 func shellQuote(s string) string {
 	q, err := syntax.Quote(s, syntax.LangBash)
 	if err != nil {
-		return strconv.Quote(s) // a NUL or broken UTF-8: shown, not pasteable
+		// A NUL, which no shell word holds: shown through the one escape,
+		// and quoted, so that a paste names another file but runs nothing.
+		q, _ = syntax.Quote(visible.Line.Escape(s), syntax.LangBash)
 	}
 	return q
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 // command is one subcommand.
@@ -180,8 +182,10 @@ Start here: vaultgate serve --config testdata/vault.toml   (the sample vault)
 
 var version = "0.1.0"
 
-// fail prints an error for the person and returns the exit code.
+// fail prints an error for the person and returns the exit code. What it
+// names may be the agent's (a path, a reason), so the message goes through
+// the one escape, its own lines kept (visible.Block).
 func fail(code int, format string, args ...any) int {
-	fmt.Fprintf(stderr, "vaultgate: "+format+"\n", args...)
+	fmt.Fprintln(stderr, "vaultgate: "+visible.Block.Escape(fmt.Sprintf(format, args...)))
 	return code
 }

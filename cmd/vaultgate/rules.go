@@ -13,6 +13,7 @@ import (
 	"github.com/vaultgate/vaultgate/rules"
 	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/tools"
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 func init() {
@@ -69,13 +70,17 @@ fails, 2 a rule does not compile or bad usage.`,
 }
 
 // listRules prints one agent's chain and the verdict on each example;
-// it returns the exit status its rules give.
+// it returns the exit status its rules give. What the config and the
+// examples say goes through the one escape: each field on its line
+// (visible.Line), an error with its own lines (visible.Block), an
+// example's arguments as JSON (visible.JSON).
 func listRules(g *server.Gate, p *config.Policy) int {
-	fmt.Fprintf(stdout, "agent %s:\n", p.Name)
+	esc := visible.Line.Escape
+	fmt.Fprintf(stdout, "agent %s:\n", esc(p.Name))
 	n := 0
 	for _, r := range server.Builtins(p) {
 		n++
-		fmt.Fprintf(stdout, "  %2d. %-24s built-in\n", n, r.Name)
+		fmt.Fprintf(stdout, "  %2d. %-24s built-in\n", n, esc(r.Name))
 	}
 	code := exitOK
 	plan := g.ExamplePlanner(p)
@@ -86,12 +91,12 @@ func listRules(g *server.Gate, p *config.Policy) int {
 		if d.Pos.Line > 0 {
 			where = fmt.Sprintf("%s, line %d", d.Key, d.Pos.Line)
 		}
-		fmt.Fprintf(stdout, "  %2d. %-24s %s\n", n, d.Name, where)
-		fmt.Fprintf(stdout, "        when:   %s\n", oneLine(d.When))
-		fmt.Fprintf(stdout, "        reason: %s\n", d.ReasonIn(string(p.Lang)))
+		fmt.Fprintf(stdout, "  %2d. %-24s %s\n", n, esc(d.Name), esc(where))
+		fmt.Fprintf(stdout, "        when:   %s\n", esc(oneLine(d.When)))
+		fmt.Fprintf(stdout, "        reason: %s\n", esc(d.ReasonIn(string(p.Lang))))
 		r, err := rules.Compile(d, rules.Options{Command: tools.EffectCommand})
 		if err != nil {
-			fmt.Fprintf(stdout, "        error:  %v\n", err)
+			fmt.Fprintf(stdout, "        error:  %s\n", visible.Block.Escape(err.Error()))
 			code = exitUsage
 			continue
 		}
@@ -112,7 +117,7 @@ func listRules(g *server.Gate, p *config.Policy) int {
 				}
 				code = max(code, exitDeny)
 			}
-			fmt.Fprintf(stdout, "        example %-5s %s %s: %s\n", verdict, ex.Tool, args, status)
+			fmt.Fprintf(stdout, "        example %-5s %s %s: %s\n", verdict, esc(ex.Tool), visible.JSON.Escape(string(args)), esc(status))
 		}
 	}
 	return code

@@ -21,6 +21,7 @@ import (
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/transport"
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 func init() {
@@ -54,7 +55,7 @@ elsewhere works but warns.`,
 				return fail(exitUsage, "%v", err)
 			}
 			for _, m := range missingZones(cfg) {
-				fmt.Fprintf(stderr, "vaultgate: warning: zone %s does not exist: a typo there protects nothing (vaultgate doctor)\n", m)
+				fmt.Fprintf(stderr, "vaultgate: warning: zone %s does not exist: a typo there protects nothing (vaultgate doctor)\n", visible.Line.Escape(m))
 			}
 			if httpAddr != "" {
 				return serveHTTP(cfg, httpAddr)
@@ -64,13 +65,18 @@ elsewhere works but warns.`,
 	})
 }
 
+// serverLog is where a server says what it does for the person: its
+// stderr, through the one escape (what it says at start-up and of a
+// failed call may name the vault's files), its own lines kept.
+var serverLog = visible.Writer{W: os.Stderr, Mode: visible.Block}
+
 func serveStdio(cfg *config.Config) int {
-	g, err := server.OpenServer(cfg, os.Stderr)
+	g, err := server.OpenServer(cfg, serverLog)
 	if err != nil {
 		return openFailed(err)
 	}
 	defer g.Close()
-	errLog := log.New(os.Stderr, "vaultgate: ", 0)
+	errLog := log.New(serverLog, "vaultgate: ", 0)
 	// Claude Code's hook for an agent with rules asks this server, which
 	// has them compiled, rather than start CEL in a process of its own.
 	judge := hookcmd.ListenWarm(g, cfg, errLog)
@@ -85,10 +91,10 @@ func serveStdio(cfg *config.Config) int {
 	if isTerminal(os.Stdin) {
 		// A person started this by hand: say what it is and how to use it,
 		// on stderr, since stdout belongs to the protocol.
-		fmt.Fprintf(os.Stderr, "vaultgate %s: serving %s over MCP on stdin/stdout\n", version, cfg.Vault)
-		fmt.Fprintf(os.Stderr, "  audit log: %s\n", cfg.AuditPath)
-		fmt.Fprintf(os.Stderr, "  zones:     vaultgate zones %s\n", describeSource(cfg))
-		fmt.Fprintf(os.Stderr, "  connect:   let your MCP client launch this command (see `vaultgate init`); Ctrl-D ends it\n")
+		fmt.Fprintf(serverLog, "vaultgate %s: serving %s over MCP on stdin/stdout\n", version, cfg.Vault)
+		fmt.Fprintf(serverLog, "  audit log: %s\n", cfg.AuditPath)
+		fmt.Fprintf(serverLog, "  zones:     vaultgate zones %s\n", describeSource(cfg))
+		fmt.Fprintf(serverLog, "  connect:   let your MCP client launch this command (see `vaultgate init`); Ctrl-D ends it\n")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -123,7 +129,7 @@ func serveHTTP(cfg *config.Config, addr string) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	g, err := server.OpenServer(cfg, os.Stderr)
+	g, err := server.OpenServer(cfg, serverLog)
 	if err != nil {
 		return openFailed(err)
 	}
@@ -140,9 +146,9 @@ func serveHTTP(cfg *config.Config, addr string) int {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Fprintf(os.Stderr, "vaultgate %s: serving %s over Streamable HTTP at http://%s%s for agents %s\n",
+	fmt.Fprintf(serverLog, "vaultgate %s: serving %s over Streamable HTTP at http://%s%s for agents %s\n",
 		version, cfg.Vault, ln.Addr(), transport.Endpoint, strings.Join(names, ", "))
-	fmt.Fprintf(os.Stderr, "  audit log: %s\n", cfg.AuditPath)
+	fmt.Fprintf(serverLog, "  audit log: %s\n", cfg.AuditPath)
 	srv := &http.Server{Handler: transport.HTTPHandler(g, tokens), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -194,6 +194,13 @@ func TestWallBinaryTxnUnprivileged(t *testing.T) {
 		{"ln -s ../notes notes/r; echo x > notes/r/../c/old.md", true, "", nil},
 		{`/usr/bin/python3 -c "import os; os.link('c/old.md','notes/l.md')"`, true, "hard-link", nil},
 		{`/usr/bin/python3 -c "import os; os.mkfifo('notes/f')"`, true, "FIFO", nil},
+		// No setuid, setgid, sticky or world-writable bit comes from bash;
+		// a mode change is a modify, judged by the zones.
+		{"chmod 3777 notes", true, `give "notes" mode 3777: it adds setgid, sticky and world-writable`, nil},
+		{`echo n > notes/n.md; /usr/bin/python3 -c "import os; os.chmod('notes/a.md', 0o4755)"`, true, "no setuid, setgid, sticky or world-writable bit", nil},
+		{"chmod o+w w/w.md", true, `give "w/w.md" mode 0646: it adds world-writable`, nil},
+		{`/usr/bin/python3 -c "import os; os.chmod('c/old.md', 0o600)"`, true, `change "c/old.md": zone create`, nil},
+		{"chmod 0600 notes/a.md && chmod 0700 w", false, "exit code: 0", []string{"notes/a.md", "w"}},
 		{"grep -rni e .", false, "notes/a.md:1:BEE", nil},
 		{"echo x > notes/late.md; sleep 30", true, "did not finish by itself", nil},
 	})

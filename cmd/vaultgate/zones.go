@@ -3,15 +3,17 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
-	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/say"
+	"github.com/vaultgate/vaultgate/visible"
 	"github.com/vaultgate/vaultgate/zones"
 )
 
@@ -68,18 +70,18 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 	label := func(m zones.Mode) string {
 		s := fmt.Sprintf("[%s: %s]", m, say.ZoneAllows{Mode: m}.Text(say.English))
 		if colour {
-			return "\x1b[" + m.Colour().ANSI + "m" + s + "\x1b[0m"
+			return visible.Paint(m.Colour().ANSI, s)
 		}
 		return s
 	}
-	fmt.Fprintf(stdout, "%s  %s\n", audit.EscapeControl(vault), label(t.Zone(zones.VaultRoot())))
+	fmt.Fprintf(stdout, "%s  %s\n", visible.Line.Escape(vault), label(t.Zone(zones.VaultRoot())))
 	// rel is the folder as the file system spells it, at as the zones
 	// judge it.
 	var walk func(rel string, at zones.Path, indent string, level int, parent zones.Mode)
 	walk = func(rel string, at zones.Path, indent string, level int, parent zones.Mode) {
 		ents, err := os.ReadDir(filepath.Join(vault, filepath.FromSlash(rel)))
 		if err != nil {
-			fmt.Fprintf(stdout, "%s(unreadable: %v)\n", indent, err)
+			fmt.Fprintf(stdout, "%s(unreadable: %s)\n", indent, visible.Line.Escape(err.Error()))
 			return
 		}
 		var dirs []string
@@ -100,7 +102,7 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 				continue
 			}
 			m := t.Zone(child)
-			line := indent + branch + audit.EscapeControl(name) + "/"
+			line := indent + branch + visible.Line.Escape(name) + "/"
 			if m != parent || t.IsAnchor(child) {
 				line += "  " + label(m)
 			}
@@ -114,7 +116,7 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 	// Absolute zones live outside the vault (bash only): list them too.
 	for _, e := range t.Entries() {
 		if e.Path.Outside() {
-			fmt.Fprintf(stdout, "%s  %s  (outside the vault, bash only)\n", audit.EscapeControl(e.Path.String()), label(t.Zone(e.Path)))
+			fmt.Fprintf(stdout, "%s  %s  (outside the vault, bash only)\n", visible.Line.Escape(e.Path.String()), label(t.Zone(e.Path)))
 		}
 	}
 }
@@ -135,6 +137,10 @@ func printWall(p *config.Policy) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	w.Describe(stdout)
+	// The plan names the zones' folders, and the vault's names: through
+	// the one escape, its own lines kept.
+	var b strings.Builder
+	w.Describe(&b)
+	io.WriteString(stdout, visible.Block.Escape(b.String()))
 	return exitOK
 }

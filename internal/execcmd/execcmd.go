@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/tools"
+	"github.com/vaultgate/vaultgate/visible"
 )
 
 // ExitRefused is exec's status when vaultgate, not the command, ends the
@@ -28,7 +29,18 @@ type Reply struct {
 
 // refused is a reply of vaultgate's own.
 func refused(format string, a ...any) Reply {
-	return Reply{Stderr: fmt.Appendf(nil, "vaultgate exec: "+format+"\n", a...), Code: ExitRefused}
+	return Reply{Stderr: Reason(nil, format, a...), Code: ExitRefused}
+}
+
+// Reason appends to b a line of exec's own on stderr, "vaultgate exec:"
+// and the message. What the message names (a path, a rule's reason) may be
+// the agent's, so it goes through the one escape, its own lines kept
+// (visible.Block); the command's own output around it is passed through
+// as it is, as Claude Code expects of Bash.
+func Reason(b []byte, format string, a ...any) []byte {
+	b = append(b, "vaultgate exec: "...)
+	b = append(b, visible.Block.Escape(fmt.Sprintf(format, a...))...)
+	return append(b, '\n')
 }
 
 // Run runs req through g and says what exec gives for it: the command's
@@ -50,13 +62,13 @@ func Run(ctx context.Context, g *server.Gate, req server.ExecRequest) Reply {
 	r := Reply{Stdout: []byte(res.Stdout), Stderr: []byte(res.Stderr), Code: res.ExitCode}
 	switch {
 	case res.NotApplied != "":
-		r.Stderr = fmt.Appendf(r.Stderr, "vaultgate exec: %s\n", strings.TrimSpace(res.NotApplied))
+		r.Stderr = Reason(r.Stderr, "%s", strings.TrimSpace(res.NotApplied))
 		r.Code = ExitRefused
 	case res.TimedOut:
-		r.Stderr = append(r.Stderr, "vaultgate exec: the command timed out\n"...)
+		r.Stderr = Reason(r.Stderr, "the command timed out")
 	}
 	if r.Code < 0 || r.Code > 255 {
-		r.Stderr = append(r.Stderr, "vaultgate exec: the command ended without an exit status\n"...)
+		r.Stderr = Reason(r.Stderr, "the command ended without an exit status")
 		r.Code = ExitRefused
 	}
 	return r

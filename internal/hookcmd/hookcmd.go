@@ -224,7 +224,10 @@ func (h *hook) answer(g *server.Gate, cfg *config.Config, p *config.Policy, in *
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)
 	defer cancel()
-	opt := server.HookOptions{Exec: execClient(h.flags.Exec), ExecProblem: h.flags.ExecProblem}
+	// The hook process inherits Claude Code's environment, so its HOME is
+	// Claude Code's home, where ~ in a path leads (a judge gets the
+	// asking hook's: judgesock.HookEnv).
+	opt := server.HookOptions{Exec: execClient(h.flags.Exec), ExecProblem: h.flags.ExecProblem, Home: h.getenv("HOME")}
 	if in.ToolName == "Bash" && !in.After() {
 		opt.Sandbox = claude.SandboxSettings(in.Cwd, h.getenv)
 	}

@@ -262,12 +262,12 @@ func (w *WarmJudge) runExec(c *net.UnixConn, br *bufio.Reader, req judgesock.Req
 	reply := func() (r execcmd.Reply) {
 		defer func() {
 			if p := recover(); p != nil {
-				r = execcmd.Reply{Stderr: fmt.Appendf(nil, "vaultgate exec: the judge failed: %v\n", p), Code: execcmd.ExitRefused}
+				r = execcmd.Reply{Stderr: execcmd.Reason(nil, "the judge failed: %v", p), Code: execcmd.ExitRefused}
 			}
 		}()
 		p := w.cfg.Policy(agent)
 		if req.Config != w.cfg.File || req.Digest != w.cfg.Digest || req.Agent != agent || p == nil {
-			return execcmd.Reply{Stderr: fmt.Appendf(nil, "vaultgate exec: the judge on this socket loaded %s for agent %q, not %s for %q\n", w.cfg.File, agent, req.Config, req.Agent), Code: execcmd.ExitRefused}
+			return execcmd.Reply{Stderr: execcmd.Reason(nil, "the judge on this socket loaded %s for agent %q, not %s for %q", w.cfg.File, agent, req.Config, req.Agent), Code: execcmd.ExitRefused}
 		}
 		x := req.Run
 		return execcmd.Run(ctx, w.g, server.ExecRequest{Agent: p, CallID: x.CallID, Label: x.Label, Cwd: x.Cwd, Args: x.Args(), Environ: x.Environ})

@@ -259,3 +259,50 @@ func TestWarmJudgeReadsTheHooksEnv(t *testing.T) {
 		}
 	}
 }
+
+// ~ in a path of Claude Code's tools is Claude Code's home: the HOME of
+// the hook process Claude Code started, judging cold, and the asking
+// hook's HOME at a judge, whatever the judge's own is.
+func TestHookHomeIsClaudeCodes(t *testing.T) {
+	dir, cfgPath := vault(t)
+	elsewhere := t.TempDir()
+	write := func(p string) string {
+		return input(dir, "Write", map[string]any{"file_path": p, "content": "x"})
+	}
+	t.Setenv("HOME", dir)
+	for stdin, want := range map[string]string{
+		write("~/notes/x.md"): `"permissionDecision":"allow"`,
+		write("~/мета/x.md"):  "zone protected",
+	} {
+		if code, out, errOut := runHook(t, cfgPath, stdin); code != ExitAnswered || !strings.Contains(out, want) {
+			t.Errorf("cold, HOME the vault: %s: exit %d, %s %s; want %q", stdin, code, out, errOut, want)
+		}
+	}
+	t.Setenv("HOME", elsewhere) // the judge's own
+	startJudge(t, cfgPath)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		env   map[string]string
+		stdin string
+		want  string
+	}{
+		{map[string]string{"HOME": dir}, write("~/notes/x.md"), `"permissionDecision":"allow"`},
+		{map[string]string{"HOME": dir}, write("~/мета/x.md"), "zone protected"},
+		{map[string]string{"HOME": elsewhere}, write("~/notes/x.md"), "outside the vault"},
+		{map[string]string{}, write("~/notes/x.md"), "starts with ~"},
+	} {
+		conn := dialWarm(cfg, "default")
+		if conn == nil {
+			t.Fatal("no judge")
+		}
+		req := judgesock.Request{Config: cfg.File, Digest: cfg.Digest, Agent: "default", Exec: "/usr/bin/true", Env: c.env}
+		var out, errOut bytes.Buffer
+		code, err := judgesock.Ask(conn, req, strings.NewReader(c.stdin), &out, &errOut)
+		if err != nil || code != ExitAnswered || !strings.Contains(out.String(), c.want) {
+			t.Errorf("judge, env %v: %s: exit %d %v, %s %s; want %q", c.env, c.stdin, code, err, out.String(), errOut.String(), c.want)
+		}
+	}
+}

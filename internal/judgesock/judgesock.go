@@ -46,8 +46,8 @@ type Request struct {
 	Exec        string `json:"exec"` // the vaultgate an allowed Bash runs through; "" refuses Bash
 	ExecProblem string `json:"exec_problem,omitempty"`
 	// Env is the hook's environment that judging reads (Claude Code's
-	// project and settings folders, which differ from session to session
-	// while the judge's own environment is the first hook's).
+	// project and settings folders and its home, which differ from session
+	// to session while the judge's own environment is the first hook's).
 	Env map[string]string `json:"env"`
 	// Run, when set, asks the judge to run a vaultgate exec command on
 	// its open gate instead of judging a hook's call: exec hands it over
@@ -66,7 +66,8 @@ type ExecCall struct {
 }
 
 // HookEnv names the variables a hook sends in Request.Env: those the
-// judging reads (hookcmd's check of Claude Code's sandbox settings).
+// judging reads (hookcmd's check of Claude Code's sandbox settings, and
+// HOME, where ~ in a path of Claude Code's tools leads).
 var HookEnv = []string{"CLAUDE_PROJECT_DIR", "CLAUDE_CONFIG_DIR", "HOME"}
 
 // Environ is this process's value of each of keys that is set.

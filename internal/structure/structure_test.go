@@ -123,6 +123,51 @@ func outside(dir string, found ...[]string) []string {
 	return at
 }
 
+// terminalControls lists the files that name a character a terminal obeys
+// or that hides text — a string or rune literal holding ESC, a C1 control
+// or a bidi control, a hex literal of one of them — or that ask the
+// standard library which characters are printable or quote text with
+// escapes: what an escape of their own would need.
+func terminalControls(srcs []source) []string {
+	named := func(r rune) bool {
+		return r == 0x1b || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 ||
+			r == 0x200e || r == 0x200f || r == 0x061c
+	}
+	var at []string
+	for _, s := range srcs {
+		ast.Inspect(s.file, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BasicLit:
+				switch n.Kind {
+				case token.STRING, token.CHAR:
+					v, err := strconv.Unquote(n.Value)
+					if err == nil && strings.ContainsFunc(v, named) {
+						at = append(at, s.path)
+					}
+				case token.INT:
+					v, err := strconv.ParseInt(n.Value, 0, 64)
+					if err == nil && strings.HasPrefix(strings.ToLower(n.Value), "0x") && named(rune(v)) && v != 0x80 {
+						at = append(at, s.path)
+					}
+				}
+			case *ast.SelectorExpr:
+				x, ok := n.X.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				switch {
+				case x.Name == "unicode" && slices.Contains([]string{"IsControl", "IsPrint", "IsGraphic", "Cc", "Cf"}, n.Sel.Name),
+					x.Name == "strconv" && (strings.HasPrefix(n.Sel.Name, "Quote") || strings.HasPrefix(n.Sel.Name, "AppendQuote") ||
+						n.Sel.Name == "IsPrint" || n.Sel.Name == "IsGraphic"):
+					at = append(at, s.path)
+				}
+			}
+			return true
+		})
+	}
+	return at
+}
+
 // TestOneAnswerEach: each question of the design is answered in one place.
 func TestOneAnswerEach(t *testing.T) {
 	srcs := sources(t)
@@ -172,6 +217,15 @@ func TestOneAnswerEach(t *testing.T) {
 			callsOf(srcs, "NewOsFs", "afero"), callsOf(srcs, "NewBasePathFs", "afero")),
 			[]string{"txn/tree_linux.go", "txn/apply_linux.go", "sandbox/helper_linux.go", "sandbox/overlay_linux.go", "interop/readfloor/main.go"}},
 		{"the vault's file system is opened only by a gate", outside("vaultfs/", callsOf(srcs, "Open", "vaultfs"), callsOf(srcs, "OpenRootFs", "vaultfs")), []string{"server/open.go"}},
+		// What a person reads from the CLI goes through one escape,
+		// visible.Mode.Escape, which is also the only writer of a
+		// terminal control (visible.Paint). No other file names a
+		// control or asks which characters print: where one did, a
+		// second escape grew, and the two disagreed on what they let
+		// through. claude/settings.go quotes a path as a word of the
+		// hook's command line, which Claude Code runs and no terminal
+		// shows (Go's quoting only for a NUL, which no path holds).
+		{"a terminal control is escaped or written only in package visible", outside("visible/", terminalControls(srcs)), []string{"claude/settings.go"}},
 	} {
 		if extra := within(c.found, c.allowed...); len(extra) > 0 {
 			t.Errorf("%s: also in %s", c.invariant, strings.Join(extra, ", "))
