@@ -473,6 +473,17 @@ func (c *Config) zoneEntries(prefix string, z zonesFile) ([]zones.Entry, error) 
 	for _, mode := range kinds {
 		key := prefix + "zones." + mode.String()
 		for _, raw := range z[mode.String()] {
+			if zones.IsPattern(raw) {
+				// A name pattern (zones/pattern.go), which zones.New
+				// checks: it names no one path to normalise.
+				fk := "pattern " + zones.Fold(raw)
+				if other, dup := seen[fk]; dup {
+					return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q is also listed in %s", raw, other)}
+				}
+				seen[fk] = key
+				entries = append(entries, zones.Entry{Path: raw, Mode: mode})
+				continue
+			}
 			p := raw
 			if strings.HasPrefix(p, "~") {
 				var err error

@@ -232,3 +232,29 @@ func TestDefinedKindIsAZoneName(t *testing.T) {
 		t.Errorf("a folder in edit and drop: %v, want it reported under zones.drop", err)
 	}
 }
+
+// TestZonePatterns: a zone entry with a '*' is a name pattern, kept as
+// written for the zone table; a bad one, or one listed twice, is an
+// error naming the key.
+func TestZonePatterns(t *testing.T) {
+	dir := t.TempDir()
+	p := writeConfig(t, "vault = \""+dir+"\"\n[zones]\nedit = [\".\"]\nhidden = [\"**/.env\", \"**/*.pem\", \"notes/**/*.tmp\"]\n")
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range c.Policy(DefaultAgent).Zones.Patterns() {
+		got = append(got, r.Path.String()+"="+r.Mode.String())
+	}
+	if strings.Join(got, " ") != "**/.env=hidden **/*.pem=hidden notes/**/*.tmp=hidden" {
+		t.Errorf("patterns %v", got)
+	}
+	for _, bad := range []string{`hidden = ["**/[x"]`, `hidden = ["/abs/*.pem"]`, `hidden = ["**/.env"]` + "\nprotected = [\"**/.ENV\"]"} {
+		p := writeConfig(t, "vault = \""+dir+"\"\n[zones]\nedit = [\".\"]\n"+bad+"\n")
+		var ce *Error
+		if _, err := Load(p); !errors.As(err, &ce) || !strings.HasPrefix(ce.Key, "zones") {
+			t.Errorf("%s: %v, want an error naming the zones", bad, err)
+		}
+	}
+}

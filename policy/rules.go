@@ -119,6 +119,12 @@ func JudgeEffect(c *ToolCall, e *Effect) *Deny {
 	// zone inside it that may not be read: the wall has covered it.
 	if e.Subtree && !(e.Confined && op == zones.OpRead) {
 		for _, in := range t.Within(e.Path) {
+			if in.Pattern && op != zones.OpRead {
+				// A name pattern could match anywhere inside; a folder's
+				// delete or move is judged path by path on what it holds,
+				// where each such path meets the pattern's zone itself.
+				continue
+			}
 			if !in.Mode.Allows(op) {
 				if !in.Mode.Listed() {
 					return deny(say.SubtreeHidden{Op: e.Op, Path: path, Where: Where(t, op)})

@@ -317,11 +317,14 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 		nodes[rel] = node{rel: rel, mode: t.Zone(e.Path)}
 	}
 	for _, e := range t.Within(zones.VaultRoot()) {
+		if e.Pattern {
+			continue // what it covers is found by the walk below
+		}
 		if rel := e.Path.String(); !entries[rel] {
 			nodes[rel] = node{rel: rel, mode: e.Mode, control: true}
 		}
 	}
-	found, err := controlNames(vault)
+	found, err := controlNames(vault, t)
 	if err != nil {
 		return nil, err
 	}
@@ -422,6 +425,9 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 		}
 		w.Mounts = append(w.Mounts, Mount{Path: e.Path.String(), Kind: kind, Zone: e.Mode.String(), Dir: fi.IsDir(), MakePoint: true})
 		for _, c := range t.Within(e.Path) {
+			if c.Pattern {
+				continue // patterns cover the vault's paths, not one outside it
+			}
 			if fc, err := os.Lstat(c.Path.String()); err == nil && fc.Mode()&fs.ModeSymlink == 0 {
 				w.Mounts = append(w.Mounts, Mount{Path: c.Path.String(), Kind: MountEmpty, Zone: c.Mode.String(), Dir: fc.IsDir()})
 			}
@@ -559,9 +565,12 @@ func underSystem(p string) bool {
 	return p == "/etc" || strings.HasPrefix(p, "/etc/")
 }
 
-// controlNames walks the vault for .git, .claude, .vscode and .mcp.json at
-// any depth, without following links.
-func controlNames(vault string) ([]string, error) {
+// controlNames walks the vault, without following links, for the paths
+// the wall must cover or keep read-only wherever they are: the control
+// names (zones.ControlNames) and what a name pattern of t covers (a
+// hidden "**/.env" is covered like a hidden folder).
+func controlNames(vault string, t *zones.Table) ([]string, error) {
+	patterns := len(t.Patterns()) > 0
 	var out []string
 	seen := 0
 	err := filepath.WalkDir(vault, func(p string, d fs.DirEntry, err error) error {
@@ -577,11 +586,17 @@ func controlNames(vault string) ([]string, error) {
 		if p == vault {
 			return nil
 		}
-		if isControl(d.Name()) {
-			rel, _ := filepath.Rel(vault, p)
-			out = append(out, filepath.ToSlash(rel))
+		rel, _ := filepath.Rel(vault, p)
+		rel = filepath.ToSlash(rel)
+		covered := false
+		if patterns {
+			at, err := zones.Normalize(vault, rel)
+			covered = err == nil && t.PatternCovers(at)
+		}
+		if isControl(d.Name()) || covered {
+			out = append(out, rel)
 			if d.IsDir() {
-				return fs.SkipDir // bound read-only as a whole
+				return fs.SkipDir // bound as a whole
 			}
 		}
 		return nil

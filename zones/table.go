@@ -41,6 +41,7 @@ type Table struct {
 	folded   map[string]Mode // folded entry path → mode
 	caps     map[string]Mode // control path → the most it may be
 	capsFold map[string]Mode
+	patterns []pattern // name patterns (pattern.go), which only narrow
 	foldOnly bool
 }
 
@@ -61,6 +62,17 @@ func New(vault string, entries []Entry, opt Options) (*Table, error) {
 		foldOnly: opt.FoldOnly,
 	}
 	for _, e := range entries {
+		if IsPattern(e.Path) {
+			if e.Mode == NoZone || int(e.Mode) >= r.n {
+				return nil, fmt.Errorf("zones: %q: invalid zone mode %d", e.Path, e.Mode)
+			}
+			pat, err := compilePattern(e.Path, e.Mode)
+			if err != nil {
+				return nil, err
+			}
+			t.patterns = append(t.patterns, pat)
+			continue
+		}
 		np, err := Normalize(t.vault, e.Path)
 		if err != nil {
 			return nil, err
@@ -137,6 +149,33 @@ func (t *Table) Vault() string { return t.vault }
 type Root struct {
 	Path Path
 	Mode Mode
+	// Pattern marks a name pattern's entry (Path is its text, not a
+	// path): from Within, a zone that may lie anywhere inside.
+	Pattern bool
+}
+
+// Patterns returns the configured name patterns, as Roots whose Path is
+// the pattern's text.
+func (t *Table) Patterns() []Root {
+	out := make([]Root, len(t.patterns))
+	for i, p := range t.patterns {
+		out[i] = Root{Path: Path{p.text}, Mode: p.mode, Pattern: true}
+	}
+	return out
+}
+
+// PatternCovers reports whether a name pattern of the table covers p.
+func (t *Table) PatternCovers(at Path) bool {
+	if len(t.patterns) == 0 {
+		return false
+	}
+	f := fold(at.p)
+	for i := range t.patterns {
+		if t.patterns[i].covers(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // Entries returns the configured entries, sorted by path.
@@ -149,8 +188,9 @@ func (t *Table) Entries() []Root {
 }
 
 // Zone returns the zone of p: the stricter of its entry as spelled, its
-// entry under case folding, and the caps on control paths. It does not
-// allocate for ASCII paths, nor for names already folded.
+// entry under case folding, the caps on control paths, and the name
+// patterns that cover it. It does not allocate for ASCII paths, nor for
+// names already folded, in a table without name patterns.
 func (t *Table) Zone(at Path) Mode {
 	p := at.p
 	if p == "" {
@@ -162,6 +202,11 @@ func (t *Table) Zone(at Path) Mode {
 	m := r.stricter(lookup(t.folded, f), capOf(r, t.capsFold, f))
 	m = r.stricter(m, controlCap(f))
 	m = r.stricter(m, reservedCap(f)) // zones/reserved.go
+	for i := range t.patterns {
+		if t.patterns[i].covers(string(f)) {
+			m = r.stricter(m, t.patterns[i].mode)
+		}
+	}
 	if t.foldOnly {
 		return m
 	}
@@ -298,6 +343,11 @@ func (t *Table) Within(under Path) []Root {
 	for c := range t.caps {
 		if inside(c) {
 			out = append(out, Root{Path: Path{c}, Mode: t.Zone(Path{c})})
+		}
+	}
+	for _, pat := range t.patterns {
+		if !path.IsAbs(p) && pat.couldMatchBelow(fp) {
+			out = append(out, Root{Path: Path{pat.text}, Mode: pat.mode, Pattern: true})
 		}
 	}
 	slices.SortFunc(out, func(a, b Root) int { return strings.Compare(a.Path.p, b.Path.p) })

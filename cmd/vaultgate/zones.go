@@ -113,6 +113,10 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 		}
 	}
 	walk(".", zones.VaultRoot(), "", 1, t.Zone(zones.VaultRoot()))
+	// Name patterns cover paths wherever they are: listed after the tree.
+	for _, e := range t.Patterns() {
+		fmt.Fprintf(stdout, "%s  %s  (a name pattern, wherever it matches)\n", visible.Line.Escape(e.Path.String()), label(e.Mode))
+	}
 	// Absolute zones live outside the vault (bash only): list them too.
 	for _, e := range t.Entries() {
 		if e.Path.Outside() {

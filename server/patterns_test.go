@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vaultgate/vaultgate/claude"
+	"github.com/vaultgate/vaultgate/config"
+	"github.com/vaultgate/vaultgate/internal/vaulttest"
+	"github.com/vaultgate/vaultgate/policy"
+)
+
+// patternVault is a vault whose config hides secrets by name at any
+// depth, with some of them in it.
+func patternVault(t *testing.T, wall string) (*config.Config, string) {
+	t.Helper()
+	dir := t.TempDir()
+	vault := filepath.Join(dir, "vault")
+	vaulttest.CopyDir(t, "../testdata/vault", vault)
+	for name, body := range map[string]string{
+		".env": "TOKEN=root-secret\n", "config/.env.production": "TOKEN=prod-secret\n",
+		"keys/id.pem": "-----BEGIN pem-secret\n", "notes/env.md": "a note about env\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(vault, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(vault, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := loadConfig(t, `vault = "`+vault+`"
+[audit]
+path = "`+filepath.Join(dir, "state", "audit.jsonl")+`"
+[zones]
+edit   = ["."]
+hidden = ["**/.env", "**/.env.*", "**/*.pem"]
+[bash]
+wall = "`+wall+`"
+`)
+	return cfg, vault
+}
+
+// TestHiddenByName: what a name pattern hides is hidden from every entry
+// point — the file tools, list and search, Claude Code's built-ins — and
+// what it does not name is not (the positive controls).
+func TestHiddenByName(t *testing.T) {
+	cfg, vault := patternVault(t, "off")
+	g := serverGate(t, cfg)
+	p := cfg.Policy(config.DefaultAgent)
+	c := Caller{Via: ViaStdio, Session: &policy.Session{ID: "s", Agent: p.Name, State: policy.NewState()}, Policy: p}
+	call := func(tool string, args map[string]any) *Outcome {
+		return g.Call(context.Background(), c, tool, args, Serve)
+	}
+	for _, path := range []string{".env", "config/.env.production", "keys/id.pem", "CONFIG/.ENV.production"} {
+		if o := call("read", map[string]any{"path": path}); o.Decision != Deny {
+			t.Errorf("read %s: %s %q", path, o.Decision, o.Text())
+		}
+		if o := call("write", map[string]any{"path": path, "content": "x"}); o.Decision != Deny {
+			t.Errorf("write %s: %s", path, o.Decision)
+		}
+	}
+	if o := call("read", map[string]any{"path": "notes/env.md"}); o.Decision != Allow || o.IsError() {
+		t.Errorf("read notes/env.md: %s %q", o.Decision, o.Text())
+	}
+	list := call("list", map[string]any{"path": ".", "depth": 5})
+	if list.IsError() || strings.Contains(list.Text(), ".env") || strings.Contains(list.Text(), ".pem") || !strings.Contains(list.Text(), "env.md") {
+		t.Errorf("list shows what is hidden, or not the rest:\n%s", list.Text())
+	}
+	search := call("search", map[string]any{"query": "secret"})
+	if strings.Contains(search.Text(), "secret\n") || strings.Contains(search.Text(), "-secret") {
+		t.Errorf("search finds what is hidden:\n%s", search.Text())
+	}
+	if _, err := os.Stat(filepath.Join(vault, ".env")); err != nil {
+		t.Fatal(err)
+	}
+
+	// Claude Code's built-ins, through the hook.
+	hg := callGate(t, cfg, config.DefaultAgent)
+	hook := func(tool string, input map[string]any) claude.HookAnswer {
+		t.Helper()
+		in := &claude.HookInput{SessionID: "h", Cwd: vault, HookEventName: "PreToolUse", ToolName: tool, ToolInput: input}
+		a, err := hg.HookWith(context.Background(), p, in, HookOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if a := hook("Read", map[string]any{"file_path": filepath.Join(vault, "config/.env.production")}); a.Deny == "" {
+		t.Error("the hook let Read of config/.env.production through")
+	}
+	if a := hook("Grep", map[string]any{"pattern": "TOKEN", "path": vault}); a.Deny == "" {
+		t.Error("the hook let a vault-wide Grep through, past the hidden names")
+	}
+	if a := hook("Read", map[string]any{"file_path": filepath.Join(vault, "notes/env.md")}); a.Deny != "" {
+		t.Errorf("Read of notes/env.md: %s", a.Deny)
+	}
+}
+
+// TestWallHiddenByName: under the wall, what a name pattern hides can't
+// be read by a named path, a glob or a program that walks the vault: the
+// analysis refuses what it can see, the wall covers the rest.
+func TestWallHiddenByName(t *testing.T) {
+	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
+		t.Skip("wall: the walled run needs root (CI runs it)")
+	}
+	cfg, _ := patternVault(t, "required")
+	g := serverGate(t, cfg)
+	p := cfg.Policy(config.DefaultAgent)
+	c := Caller{Via: ViaStdio, Session: &policy.Session{ID: "s", Agent: p.Name, State: policy.NewState()}, Policy: p}
+	bash := func(command string) *Outcome {
+		t.Helper()
+		return g.Call(context.Background(), c, "bash", map[string]any{"command": command}, Serve)
+	}
+	for _, cmd := range []string{"cat .env", "head config/.env.production"} {
+		if o := bash(cmd); o.Decision != Deny {
+			t.Errorf("%s: %s %q", cmd, o.Decision, o.Text())
+		}
+	}
+	// A glob the analysis leaves to the wall runs there, and finds the
+	// hidden files covered: empty.
+	for _, cmd := range []string{
+		"cat .en?", "cat keys/*.pem", "cat */.env*",
+		`grep -r TOKEN . || true`,
+		`python3 -c "import os
+for d, _, fs in os.walk('.'):
+    for f in fs:
+        try: print(open(os.path.join(d, f), errors='replace').read())
+        except OSError: pass"`,
+	} {
+		o := bash(cmd)
+		if o.Decision == Deny {
+			continue // refused outright: nothing read
+		}
+		if o.Result == nil {
+			t.Fatalf("%s: %s %q", cmd, o.Decision, o.Text())
+		}
+		if out := o.Result.Stdout; strings.Contains(out, "-secret") {
+			t.Errorf("%s printed what is hidden:\n%s", cmd, out)
+		}
+	}
+	if o := bash("cat notes/env.md"); o.IsError() || !strings.Contains(o.Result.Stdout, "a note about env") {
+		t.Errorf("cat notes/env.md: %q", o.Text())
+	}
+}
