@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/config"
@@ -141,5 +143,57 @@ for d, _, fs in os.walk('.'):
 	}
 	if o := bash("cat notes/env.md"); o.IsError() || !strings.Contains(o.Result.Stdout, "a note about env") {
 		t.Errorf("cat notes/env.md: %q", o.Text())
+	}
+}
+
+// TestWallGitHoldsNoHiddenCopy: a hidden note that git ever committed is
+// not read back through .git — not by git inside the wall (which finds no
+// repository there), nor by reading git's files — while a vault with no
+// hidden zone keeps its repository readable (the positive control).
+func TestWallGitHoldsNoHiddenCopy(t *testing.T) {
+	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
+		t.Skip("wall: the walled run needs root (CI runs it)")
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatalf("git is missing: %v", err)
+	}
+	for _, hidden := range []bool{true, false} {
+		cfg, vault := patternVault(t, "required")
+		if !hidden {
+			body, _ := os.ReadFile(cfg.File)
+			os.WriteFile(cfg.File, []byte(strings.Replace(string(body), `hidden = ["**/.env", "**/.env.*", "**/*.pem"]`, "", 1)), 0o644)
+			if cfg, err = config.Load(cfg.File); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "all"}} {
+			cmd := exec.Command(git, args...)
+			cmd.Dir = vault
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v %s", args, err, out)
+			}
+		}
+		time.Sleep(30 * time.Millisecond) // the commit's files older than a call's start
+		g := serverGate(t, cfg)
+		p := cfg.Policy(config.DefaultAgent)
+		c := Caller{Via: ViaStdio, Session: &policy.Session{ID: "s", Agent: p.Name, State: policy.NewState()}, Policy: p}
+		o := g.Call(context.Background(), c, "bash", map[string]any{"command": "git show HEAD:.env; git log --oneline | head -1; cat .git/HEAD"}, Serve)
+		out := ""
+		if o.Result != nil {
+			out = o.Result.Stdout
+		}
+		switch {
+		case hidden && strings.Contains(out, "root-secret"):
+			t.Errorf("git printed a hidden note from its objects:\n%s", out)
+		case hidden && strings.Contains(out, "refs/heads"):
+			t.Errorf("the wall let .git be read with a hidden zone in the vault:\n%s", out)
+		case !hidden && (!strings.Contains(out, "all") || !strings.Contains(out, "refs/heads")):
+			t.Errorf("without a hidden zone, git and .git are not there: %s %q", o.Decision, o.Text())
+		}
+		r := g.Call(context.Background(), c, "read", map[string]any{"path": ".git/HEAD"}, Serve)
+		if hidden != (r.Decision == Deny) {
+			t.Errorf("hidden %v: read .git/HEAD: %s %q", hidden, r.Decision, r.Text())
+		}
 	}
 }

@@ -25,7 +25,13 @@ func TestRealEffects(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &config.Bash{}
-	s := &Set{Vault: &Vault{Root: "/v", Fs: afero.NewMemMapFs()}, Zones: tab, Lang: "en", Bash: b}
+	mem := afero.NewMemMapFs()
+	for _, f := range []string{"write/d/e.md", "write/r/n.md", "write/r/.git/HEAD", "notes/m/x.md", "drafts/x.md"} {
+		if err := afero.WriteFile(mem, f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &Set{Vault: &Vault{Root: "/v", Fs: mem}, Zones: tab, Lang: "en", Bash: b}
 	chain := txnChain(b)
 	file := &txn.State{Mode: 0o644, Size: 2, SHA256: "ab"}
 	fifo := &txn.State{Mode: fs.ModeNamedPipe | 0o644}
@@ -47,18 +53,36 @@ func TestRealEffects(t *testing.T) {
 			{Op: txn.Delete, Path: "notes/b.md", Before: file},
 			{Op: txn.Move, From: "notes/a.md", Path: "notes/b.md", Before: file, After: file}},
 			"move-out notes/a.md; move-in notes/b.md <- notes/a.md", ""},
-		{"a folder deleted", []txn.Change{{Op: txn.Delete, Path: "write/d", Dir: true}}, "delete write/d/**", ""},
+		{"a folder deleted", []txn.Change{{Op: txn.Delete, Path: "write/d", Dir: true}}, "delete write/d/**; delete write/d/e.md", ""},
+		// a folder's effect is judged on every path it holds, as the vault
+		// holds it (folder.go)
+		{"a folder holding .git deleted", []txn.Change{{Op: txn.Delete, Path: "write/r", Dir: true}},
+			"delete write/r/**; delete write/r/.git; delete write/r/.git/HEAD; delete write/r/n.md", `"write/r/.git": zone protected`},
+		{"a folder holding .git moved", []txn.Change{{Op: txn.Move, From: "write/r", Path: "write/r2", Dir: true}},
+			"move-out write/r/**; move-out write/r/.git; move-out write/r/.git/HEAD; move-out write/r/n.md; " +
+				"move-in write/r2/** <- write/r; move-in write/r2/.git <- write/r/.git; move-in write/r2/.git/HEAD <- write/r/.git/HEAD; move-in write/r2/n.md <- write/r/n.md",
+			`"write/r/.git": zone protected`},
+		{"a folder moved, then deleted", []txn.Change{
+			{Op: txn.Move, From: "notes", Path: "n2", Dir: true}, {Op: txn.Delete, Path: "n2/m", Dir: true}},
+			"move-out notes/**; move-out notes/m; move-out notes/m/x.md; move-in n2/** <- notes; move-in n2/m <- notes/m; move-in n2/m/x.md <- notes/m/x.md; " +
+				"delete n2/m/**; delete n2/m/x.md", `delete "n2/m": zone edit`},
+		{"a folder's mode changed", []txn.Change{{Op: txn.Modify, Path: "notes/m", Dir: true,
+			Before: &txn.State{Mode: fs.ModeDir | 0o755}, After: &txn.State{Mode: fs.ModeDir | 0o700}}},
+			"modify notes/m/**; modify notes/m/x.md", ""},
 		{"a delete in an edit zone", []txn.Change{{Op: txn.Delete, Path: "notes/a.md", Before: file}}, "delete notes/a.md", `delete "notes/a.md": zone edit`},
 		{"a hard link out of an edit zone", []txn.Change{{Op: txn.Link, From: "notes/a.md", Path: "write/a.md", After: file}},
 			"link write/a.md <- notes/a.md", `hard-link "notes/a.md" as "write/a.md"`},
 		{"a control name below the top", []txn.Change{{Op: txn.Create, Path: "notes/p/.git", Dir: true, After: &txn.State{Mode: fs.ModeDir | 0o755}}},
-			"create notes/p/.git", `create "notes/p/.git": zone protected`},
+			"create notes/p/.git", `create "notes/p/.git": zone hidden`}, // hidden: the vault has a hidden zone
 		{"a FIFO", []txn.Change{{Op: txn.Special, Path: "notes/f", After: fifo}}, "create notes/f", `create "notes/f": it is a FIFO`},
 		{"a hidden file", []txn.Change{{Op: txn.Create, Path: "hidden/x", After: file}}, "create hidden/x", `create "hidden/x": zone hidden`},
 		{"a protected file", []txn.Change{{Op: txn.Modify, Path: "мета/p.md", Before: file, After: file}}, "modify мета/p.md", `zone protected`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			real := s.realEffects(c.changes, nil)
+			real, err := s.realEffects(c.changes, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var got []string
 			effects := make([]policy.Effect, len(real))
 			for i, e := range real {
@@ -92,12 +116,15 @@ func TestRealEffectsUnpredicted(t *testing.T) {
 		{Op: zones.OpCreate, Path: p("out"), Subtree: true},
 		{Op: zones.OpModify, Path: p("notes/s.md"), Fact: BashPart{Command: "sed", ByRename: true}},
 	}
-	real := s.realEffects([]txn.Change{
+	real, err := s.realEffects([]txn.Change{
 		{Op: txn.Modify, Path: "notes/a.md"},
 		{Op: txn.Create, Path: "out/x/y.md"},
 		{Op: txn.Create, Path: "notes/surprise.md"},
 		{Op: txn.Move, From: "notes/s.md", Path: "notes/s.md.bak"},
 	}, predicted)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := map[string]bool{"modify notes/a.md": false, "create out/x/y.md": false, "create notes/surprise.md": true,
 		"move-out notes/s.md": false, "move-in notes/s.md.bak <- notes/s.md": true}
 	for _, e := range real {

@@ -18,12 +18,16 @@ type Control struct {
 	Name   string
 	AtRoot bool
 	File   bool // a file, not a folder (what a placeholder for it is)
+	// Copies: it holds copies of the vault's files (git's objects, packs
+	// and index hold every tracked file), so it is hidden, not only
+	// protected, whenever the vault has a zone that may not be read.
+	Copies bool
 	Why    string
 }
 
 // Controls is the table of control paths.
 var Controls = []Control{
-	{Name: ".git", Why: "git runs its hooks and obeys its config (core.fsmonitor, core.pager, aliases) in the person's shell"},
+	{Name: ".git", Copies: true, Why: "git runs its hooks and obeys its config (core.fsmonitor, core.pager, aliases) in the person's shell; its objects hold a copy of every tracked file, hidden ones included"},
 	{Name: ".claude", Why: "Claude Code's project settings and hooks: commands it runs, permissions it grants"},
 	{Name: ".mcp.json", File: true, Why: "the MCP servers Claude Code starts, with their commands"},
 	{Name: ".vscode", Why: "VS Code's tasks and settings run programs when the folder is opened"},
@@ -61,23 +65,31 @@ func controlRoots() []string {
 	return out
 }
 
-// anyDepth is ControlNames as a set, for controlCap.
+// anyDepth is ControlNames as a set, for controlCap: true for one that
+// holds copies.
 var anyDepth = func() map[string]bool {
 	m := map[string]bool{}
-	for _, n := range ControlNames {
-		m[n] = true
+	for _, c := range Controls {
+		if !c.AtRoot {
+			m[c.Name] = c.Copies
+		}
 	}
 	return m
 }()
 
 // IsControlName reports whether a file or folder name is a control path
 // wherever it is (folded first).
-func IsControlName(name string) bool { return anyDepth[Fold(name)] }
+func IsControlName(name string) bool {
+	_, ok := anyDepth[Fold(name)]
+	return ok
+}
 
 // controlCap protects every path with a control name among its components,
-// and every path at or below a control path of the vault's root. f is
-// folded, so ".GIT" and ".Claude" are caught too.
-func controlCap[K ~string | ~[]byte](f K) Mode {
+// and every path at or below a control path of the vault's root; one that
+// holds copies of the vault's files is hidden instead when copiesHidden
+// (the vault has a zone that may not be read). f is folded, so ".GIT" and
+// ".Claude" are caught too.
+func controlCap[K ~string | ~[]byte](f K, copiesHidden bool) Mode {
 	for _, r := range ControlRoots {
 		if len(f) >= len(r) && string(f[:len(r)]) == r && (len(f) == len(r) || f[len(r)] == '/') {
 			return Protected
@@ -88,7 +100,10 @@ func controlCap[K ~string | ~[]byte](f K) Mode {
 		for i < len(f) && f[i] != '/' {
 			i++
 		}
-		if anyDepth[string(f[:i])] {
+		if copies, ok := anyDepth[string(f[:i])]; ok {
+			if copies && copiesHidden {
+				return Hidden
+			}
 			return Protected
 		}
 		if i == len(f) {

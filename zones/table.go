@@ -43,6 +43,9 @@ type Table struct {
 	capsFold map[string]Mode
 	patterns []pattern // name patterns (pattern.go), which only narrow
 	foldOnly bool
+	// copiesHidden: the vault has a zone that may not be read, so a
+	// control path that holds copies of its files (.git) is hidden.
+	copiesHidden bool
 }
 
 // New builds a table for the vault at the absolute path vault. Entry paths
@@ -126,6 +129,16 @@ func New(vault string, entries []Entry, opt Options) (*Table, error) {
 		return nil, err
 	}
 	slices.SortFunc(t.entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	for _, e := range t.entries {
+		if !path.IsAbs(e.Path) && !e.Mode.Allows(OpRead) {
+			t.copiesHidden = true
+		}
+	}
+	for _, pat := range t.patterns {
+		if !pat.mode.Allows(OpRead) {
+			t.copiesHidden = true
+		}
+	}
 	return t, nil
 }
 
@@ -200,7 +213,7 @@ func (t *Table) Zone(at Path) Mode {
 	var buf [256]byte
 	f := foldInto(buf[:0], p)
 	m := r.stricter(lookup(t.folded, f), capOf(r, t.capsFold, f))
-	m = r.stricter(m, controlCap(f))
+	m = r.stricter(m, controlCap(f, t.copiesHidden))
 	m = r.stricter(m, reservedCap(f)) // zones/reserved.go
 	for i := range t.patterns {
 		if t.patterns[i].covers(string(f)) {

@@ -106,15 +106,16 @@ func TestZone(t *testing.T) {
 		{".obſidian/app.json", Protected}, // ſ folds to s
 		{".OBSIDIAN", Protected},
 		{"СЕКРЕТ/x", Hidden},
-		// control paths, whatever the config says
-		{".git/hooks/pre-commit", Protected},
-		{".git", Protected},
-		{"sub/.git/config", Protected},
-		{".GIT/config", Protected},
+		// control paths, whatever the config says; .git hidden, since
+		// the vault has a hidden zone whose files it may hold copies of
+		{".git/hooks/pre-commit", Hidden},
+		{".git", Hidden},
+		{"sub/.git/config", Hidden},
+		{".GIT/config", Hidden},
 		{".claude/settings.json", Protected},
 		{".mcp.json", Protected},
 		{".vscode/tasks.json", Protected},
-		{"мета/бобер/.git/x", Protected},
+		{"мета/бобер/.git/x", Hidden},
 		{"мета/бобер/.codex/config.toml", Protected},
 		{".gemini/settings.json", Protected},
 		{"notes/.cursor/hooks.json", Protected},
@@ -331,6 +332,36 @@ func TestREADMEListsTheControls(t *testing.T) {
 	for _, c := range Controls {
 		if !strings.Contains(string(readme), "| `"+c.Name+"` |") {
 			t.Errorf("the README's control table lacks %s", c.Name)
+		}
+	}
+}
+
+// TestGitHoldsCopies: .git is protected in a vault with no zone that may
+// not be read, and hidden as soon as there is one (a folder or a name
+// pattern): its objects hold a copy of every tracked file.
+func TestGitHoldsCopies(t *testing.T) {
+	for _, c := range []struct {
+		entries []Entry
+		want    Mode
+	}{
+		{[]Entry{{Path: ".", Mode: Write}}, Protected},
+		{[]Entry{{Path: ".", Mode: Write}, {Path: "мета", Mode: Protected}}, Protected},
+		{[]Entry{{Path: ".", Mode: Write}, {Path: "секрет", Mode: Hidden}}, Hidden},
+		{[]Entry{{Path: ".", Mode: Write}, {Path: "**/.env", Mode: Hidden}}, Hidden},
+	} {
+		tab, err := New("/v", c.entries, Options{Hide: []string{"/home/u/state"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{".git/objects/ab/cdef", "notes/repo/.git/index"} {
+			at, _ := Normalize("/v", p)
+			if got := tab.Zone(at); got != c.want {
+				t.Errorf("%v: Zone(%s) = %s, want %s", c.entries, p, got, c.want)
+			}
+		}
+		at, _ := Normalize("/v", ".claude/settings.json")
+		if got := tab.Zone(at); got != Protected {
+			t.Errorf("%v: .claude is %s, want protected", c.entries, got)
 		}
 	}
 }
