@@ -138,7 +138,7 @@ func TestEncodeLikeSlog(t *testing.T) {
 	recs := []*Record{
 		{},
 		{Time: time.Date(2026, 12, 2, 13, 4, 5, 600, time.UTC), ID: "01J", Session: "s", Agent: "a", Via: "stdio", Tool: "read",
-			Args: map[string]any{"path": "notes/a.md", "n": 3.5, "list": []any{"x", 1}}, Effects: []Effect{{"read", "notes/a.md", "edit"}},
+			Args: map[string]any{"path": "notes/a.md", "n": 3.5, "list": []any{"x", 1}}, Effects: []Effect{{Op: "read", Path: "notes/a.md", Zone: "edit"}},
 			Decision: "allow", Outcome: "ok", DurationMS: 0.0000012},
 		{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3*3600)), Vault: "0123456789abcdef", Run: "r1", Event: EventAfter, ToolUseID: "toolu_01\"x", Continues: "01J\u2028\x01", Tool: "bash",
 			Args:     map[string]any{"command": "echo \"<&>\"\b\f\x00\x1f\u2028\u2029\xff tab\t"},

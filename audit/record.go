@@ -16,6 +16,10 @@ type Effect struct {
 	Op   string `json:"op"`
 	Path string `json:"path"`
 	Zone string `json:"zone"`
+	// Covers is, on a folder's effect (a path ending "/**": moved,
+	// deleted, its mode changed), how many paths inside it the rules
+	// judged one by one; the line keeps the folder's effect alone.
+	Covers int `json:"covers,omitempty"`
 }
 
 // RealEffect is one change a bash call made on its overlay, judged after
@@ -31,7 +35,8 @@ type RealEffect struct {
 	Before      *FileState `json:"before,omitempty"`
 	After       *FileState `json:"after,omitempty"`
 	Unpredicted bool       `json:"unpredicted,omitempty"`
-	Refused     bool       `json:"refused,omitempty"`
+	Refused     bool       `json:"refused,omitempty"` // a folder's: it, or a path inside it
+	Covers      int        `json:"covers,omitempty"`  // as Effect's
 }
 
 // FileState is what the log keeps of one side of a real change: the

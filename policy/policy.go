@@ -20,6 +20,16 @@ type Effect struct {
 	AsGiven string
 
 	Subtree bool // the effect covers everything below Path too
+	// Covers is, on a folder effect (a move, delete or mode change of a
+	// folder with all it holds, Subtree), how many paths inside the folder
+	// it covers: each is an effect of its own right after it, marked with
+	// Folder (tools' Set.cover, for every entry point). The rules judge
+	// each; the audit keeps the folder's effect with this count.
+	Covers int
+	// Folder is, on an effect on a path inside a folder effect, that
+	// folder: a refusal of a path in a zone that may not be read names
+	// only the folder (SubtreeHidden).
+	Folder  zones.Path
 	Unknown bool // the path can't be known before the call runs
 	// Confined says the OS wall will hold the effect to what the zones
 	// allow whatever it turns out to touch, so an effect the zones can't
@@ -37,6 +47,13 @@ type Effect struct {
 	ModTime   time.Time //
 	Links     int       // hard links of the file at Path (0 = unknown or not a file)
 	SymlinkTo string    // Path's last component is a symlink to this (vault path)
+	// Leads are the symlinks the effect leaves at a name where they lead
+	// somewhere new: one it makes (a bash command's ln -s, a program's
+	// symlink, one put where a file stood), or one it moves (the move
+	// tool, a rename in bash; a folder moved with links inside) so that
+	// its target, read from the new place, leads elsewhere. The zones rule
+	// lets each lead only where the caller may read (judgeLeads).
+	Leads []Lead
 	// NeedsFreshRead marks an effect that replaces what the file holds now:
 	// read_before_write lets it through only if the session has seen the
 	// file as it is. The planner knows which effects these are.
@@ -49,6 +66,28 @@ type Effect struct {
 	// Fact is what the planner knows of this effect that only the tool's
 	// own rule reads: a typed value of the tool's package, nil for most.
 	Fact any
+}
+
+// Lead is a symlink an effect leaves, and where it leads: its target read
+// from the link's folder as the kernel (and so Obsidian, a sync plugin, a
+// backup) follows it, through the vault's links as they stand. The
+// planner finds it (it reads the disk); the zones rule judges it.
+type Lead struct {
+	At     zones.Path // the symlink
+	Target string     // its target, as stored
+	// To is where it leads: a vault path, or outside the vault. Unknown
+	// when that can't be told (a ".." after a name, whose meaning a link
+	// made later would change; a loop of links; a folder too large to
+	// walk): refused.
+	To      zones.Path
+	Unknown bool
+	// Dir says To is a folder: a link to it leads to everything inside
+	// too. Inside are the paths in it, found by walking it (links not
+	// followed), whose zone differs from their folder's or whose name is a
+	// control path's or a reserved one; the zone table's entries inside it
+	// are judged besides, whether they exist yet or not.
+	Dir    bool
+	Inside []zones.Path
 }
 
 // Deny is a rule's refusal. Reason is written for the model, in the

@@ -318,3 +318,26 @@ func TestHiddenNamesStayHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestPathsInsideAFolderStayHidden: an effect on a path inside a folder
+// effect (Folder) that is, or whose content comes from, a zone that may
+// not be read is refused naming only the folder; one in a zone that may be
+// read names its path (the positive control).
+func TestPathsInsideAFolderStayHidden(t *testing.T) {
+	for _, c := range []struct {
+		e    Effect
+		want string
+	}{
+		{Effect{Op: zones.OpDelete, Path: at("секрет/имя.md"), Folder: at(".")}, `"."`},
+		{Effect{Op: zones.OpMoveOut, Path: at("секрет/имя.md"), Folder: at(".")}, `"."`},
+		{Effect{Op: zones.OpMoveIn, Path: at("w2/x/имя.md"), Source: at("секрет/имя.md"), Folder: at("w2/x")}, `"w2/x"`},
+		{Effect{Op: zones.OpDelete, Path: at("мета/имя.md"), Folder: at(".")}, `"мета/имя.md"`},
+	} {
+		for _, lang := range say.Langs {
+			d := judge(t, lang, "move", c.e)
+			if d == nil || strings.Contains(d.Reason, "секрет") || lang == say.English && !strings.Contains(d.Reason, c.want) {
+				t.Errorf("%s %+v: %v", lang, c.e, d)
+			}
+		}
+	}
+}

@@ -63,6 +63,27 @@ func (r *Reasons) Deny() *Deny {
 // JudgeEffect is the zones rule's judgement of one effect, for a tool's own
 // rule that tells the zones' refusals alongside its own.
 func JudgeEffect(c *ToolCall, e *Effect) *Deny {
+	d := judgeEffect(c, e)
+	if d != nil && e.hiddenInside() {
+		// One of the paths a folder effect covers, in (or from) a zone
+		// that may not be read: the refusal names the folder only, never
+		// that path, not even that it exists.
+		op := e.Op
+		d.Reason = say.SubtreeHidden{Op: op, Path: e.Folder.String(), Where: Where(c.Zones, op)}.Text(c.Lang)
+	}
+	return d
+}
+
+// hiddenInside tells an effect on a path inside a folder effect whose path,
+// or whose content's source, is in a zone that may not be read.
+func (e *Effect) hiddenInside() bool {
+	if e.Folder.IsZero() {
+		return false
+	}
+	return !e.Zone.Listed() || (!e.Source.IsZero() || e.SourceUnknown) && !e.SourceZone.Listed()
+}
+
+func judgeEffect(c *ToolCall, e *Effect) *Deny {
 	deny := func(m say.Message) *Deny {
 		return &Deny{Effect: e, Reason: m.Text(c.Lang)}
 	}
@@ -91,6 +112,9 @@ func JudgeEffect(c *ToolCall, e *Effect) *Deny {
 			return deny(say.NoZoneRefused{Op: op, Path: e.shown(), Where: Where(t, op)})
 		}
 		return deny(say.Refused{Op: op, Path: e.shown(), Zone: e.Zone, Where: Where(t, op)})
+	}
+	if d := judgeLeads(c, e); d != nil {
+		return d
 	}
 	path := e.Path.String()
 	if e.SymlinkTo != "" && (e.Op == zones.OpModify || e.Op == zones.OpCreate) {
@@ -137,6 +161,72 @@ func JudgeEffect(c *ToolCall, e *Effect) *Deny {
 		}
 	}
 	return nil
+}
+
+// judgeLeads is the one place that decides where a symlink the caller
+// leaves in the vault may lead (Effect.Leads: one it makes, or one it moves
+// so that it leads elsewhere): only where the caller may read. Never out
+// of the vault, never into a zone that may not be read (hidden, no zone),
+// never to a control path (zones.ControlWhy) or a name vaultgate reserves
+// (zones.IsReserved), which the zone table caps at protected and so lets
+// be read; a link to a folder leads to all it holds, and the zone table's
+// entries inside it. A target that does not exist yet is judged by the
+// path it names. vaultgate itself never reads through a link that leads
+// out (Vault.Resolve), but Obsidian, a sync plugin or a backup follows it.
+// The reason names the link and its target as stored, never the place a
+// link on the way led it to.
+func judgeLeads(c *ToolCall, e *Effect) *Deny {
+	for _, l := range e.Leads {
+		if m := leadRefusal(c.Zones, l); m != nil {
+			return &Deny{Effect: e, Reason: m.Text(c.Lang)}
+		}
+	}
+	return nil
+}
+
+func leadRefusal(t *zones.Table, l Lead) say.Message {
+	at, target := l.At.String(), l.Target
+	switch {
+	case l.Unknown || l.To.IsZero() || t == nil:
+		return say.LinkUnplaced{Path: at, Target: target}
+	case l.To.Outside():
+		return say.LinkOutside{Path: at, Target: target}
+	}
+	reach := append([]zones.Path{l.To}, l.Inside...)
+	if l.Dir {
+		for _, in := range t.Within(l.To) {
+			// A name pattern inside is judged on the paths it covers
+			// there (Inside); one that might match some day does not
+			// refuse a link to every folder.
+			if !in.Pattern {
+				reach = append(reach, in.Path)
+			}
+		}
+	}
+	control := false
+	for _, p := range reach {
+		if p.Outside() || !t.Zone(p).Allows(zones.OpRead) {
+			return say.LinkUnreadable{Path: at, Target: target}
+		}
+		if zones.ControlWhy(p) != "" || reservedIn(p) {
+			control = true
+		}
+	}
+	if control {
+		return say.LinkControl{Path: at, Target: target}
+	}
+	return nil
+}
+
+// reservedIn tells a vault path with a name vaultgate reserves among its
+// components.
+func reservedIn(p zones.Path) bool {
+	for _, name := range strings.Split(p.String(), "/") {
+		if zones.IsReserved(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadBeforeWriteRule refuses an effect marked NeedsFreshRead on an

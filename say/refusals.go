@@ -204,6 +204,43 @@ func (m Symlink) Text(l Lang) string {
 		fmt.Sprintf(`%s «%s» нельзя: это символическая ссылка на «%s». Пишите в сам «%s».`, v, m.Path, m.Target, m.Target))
 }
 
+// LinkOutside, LinkUnreadable, LinkControl and LinkUnplaced are a
+// symbolic link the caller would leave in the vault (made, or moved so
+// that it leads elsewhere) that leads where the caller may not read. Path
+// is the link, Target its target as stored; where a link on the way led
+// it is never named.
+type LinkOutside struct{ Path, Target string }
+
+func (m LinkOutside) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`symbolic link %q → %q: it leads out of the vault. A link you leave in the vault may lead only where you may read inside it: Obsidian, sync and backups follow links. Copy what you need into the vault instead.`, m.Path, m.Target),
+		fmt.Sprintf(`оставить в хранилище символическую ссылку «%s» → «%s» нельзя: она ведёт за пределы хранилища. Ссылка, которую вы оставляете в хранилище, может вести только туда, где вы можете читать: Obsidian, синхронизация и резервные копии идут по ссылкам. Скопируйте нужное в хранилище.`, m.Path, m.Target))
+}
+
+type LinkUnreadable struct{ Path, Target string }
+
+func (m LinkUnreadable) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`symbolic link %q → %q: it leads where you may not read (or to a folder that holds such a place). A link you leave in the vault may lead only where you may read: Obsidian, sync and backups follow links.`, m.Path, m.Target),
+		fmt.Sprintf(`оставить в хранилище символическую ссылку «%s» → «%s» нельзя: она ведёт туда, где вам нельзя читать (или в папку, где есть такое место). Ссылка, которую вы оставляете в хранилище, может вести только туда, где вы можете читать: Obsidian, синхронизация и резервные копии идут по ссылкам.`, m.Path, m.Target))
+}
+
+type LinkControl struct{ Path, Target string }
+
+func (m LinkControl) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`symbolic link %q → %q: it leads to a control path (settings or code that a program of the person's runs, such as .git or .obsidian/plugins) or a name vaultgate keeps for itself, or to a folder that holds one. Link to the notes themselves.`, m.Path, m.Target),
+		fmt.Sprintf(`оставить в хранилище символическую ссылку «%s» → «%s» нельзя: она ведёт к управляющему пути (настройкам или коду, которые запускает программа человека, например .git или .obsidian/plugins), к имени, которое vaultgate держит за собой, или в папку, где такое есть. Ссылайтесь на сами заметки.`, m.Path, m.Target))
+}
+
+type LinkUnplaced struct{ Path, Target string }
+
+func (m LinkUnplaced) Text(l Lang) string {
+	return l.pick(
+		fmt.Sprintf(`symbolic link %q → %q: vaultgate can't tell where it leads (a ".." after a name, which a link made later would turn elsewhere; a loop of links; a folder too large to check). Give it a target that climbs with ".." only at its start, to a note or folder you may read.`, m.Path, m.Target),
+		fmt.Sprintf(`оставить в хранилище символическую ссылку «%s» → «%s» нельзя: vaultgate не может определить, куда она ведёт («..» после имени, которое позже созданная ссылка повернёт в другое место; петля ссылок; слишком большая папка). Дайте ей цель, где «..» стоит только в начале, — заметку или папку, которую вы можете читать.`, m.Path, m.Target))
+}
+
 // ReadFirst is an overwrite of a file the session has not read as it is now.
 type ReadFirst struct {
 	Op   zones.Op

@@ -142,7 +142,10 @@ func (m ChangedMeantime) Text(l Lang) string {
 		fmt.Sprintf(`«%s» изменился во время вызова; ничего не сделано. Повторите.`, m.Path))
 }
 
-// TooManyEntries is a folder too big to check entry by entry.
+// TooManyEntries is a folder too big to judge path by path: a move,
+// delete or mode change of a folder is judged on every path it holds, and
+// the folders of one call may cover at most Max paths together ([bash]
+// max_changed_files).
 type TooManyEntries struct {
 	Path string
 	Max  int
@@ -150,8 +153,8 @@ type TooManyEntries struct {
 
 func (m TooManyEntries) Text(l Lang) string {
 	return l.pick(
-		fmt.Sprintf(`%q holds more than %d entries, too many to check one by one; act on a smaller folder.`, m.Path, m.Max),
-		fmt.Sprintf(`в «%s» больше %d записей — слишком много для проверки; работайте с папкой поменьше.`, m.Path, m.Max))
+		fmt.Sprintf(`%q holds more paths than one call may cover (%d, [bash] max_changed_files): a folder is judged on every path inside it, so nothing was done. Act on a part of it at a time.`, m.Path, m.Max),
+		fmt.Sprintf(`в «%s» больше путей, чем может затронуть один вызов (%d, [bash] max_changed_files): папка проверяется по каждому пути внутри, поэтому ничего не сделано. Работайте с частью папки за раз.`, m.Path, m.Max))
 }
 
 // OutsideVault is a path a file tool can't reach: it is not in the vault.

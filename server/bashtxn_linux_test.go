@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vaultgate/vaultgate/audit"
 	"github.com/vaultgate/vaultgate/config"
@@ -39,7 +38,6 @@ func txnConfig(t *testing.T) *config.Config {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(30 * time.Millisecond) // older than the commit's margin
 	cfgPath := filepath.Join(base, "vault.toml")
 	body := "vault = \"" + vault + "\"\n[audit]\npath = \"" + filepath.Join(base, "state", "audit.jsonl") + "\"\n" +
 		"[zones]\nedit = [\".\"]\ncreate = [\"chats\"]\n[bash]\nenv = [\"PATH\"]\n"
@@ -250,9 +248,9 @@ func TestOpenSweeps(t *testing.T) {
 }
 
 // TestBashRightAfterAFileTool: a walled bash call sent the moment a file
-// tool changed the note it works on (as a script's calls come) commits;
-// the file tool's own change, within the commit's conflict margin of
-// the call's start, is not taken for someone else's made while it ran.
+// tool changed the note it works on (as a script's calls come) commits:
+// the file tool's change, made before the call started, is not taken for
+// someone else's made while it ran.
 func TestBashRightAfterAFileTool(t *testing.T) {
 	cfg := txnConfig(t)
 	g := txnGate(t, cfg)

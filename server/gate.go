@@ -411,12 +411,22 @@ func (g *Gate) record(c Caller, o *Outcome, args map[string]any, d time.Duration
 			r.Event = audit.EventAfter
 		}
 	}
+	// A folder effect's line keeps the folder with how many paths it
+	// covers: the paths inside, each an effect the rules judged, follow it
+	// and are folded into it (a refused one marks the folder refused).
 	for _, e := range o.Effects {
-		r.Effects = append(r.Effects, auditEffect(e))
+		if e.Folder.IsZero() {
+			r.Effects = append(r.Effects, auditEffect(e))
+		}
 	}
 	if o.Result != nil {
 		for _, e := range o.Result.Real {
-			r.Real = append(r.Real, realEffect(e))
+			switch {
+			case e.Folder.IsZero():
+				r.Real = append(r.Real, realEffect(e))
+			case e.Refused && len(r.Real) > 0:
+				r.Real[len(r.Real)-1].Refused = true
+			}
 		}
 	}
 	switch {
@@ -453,7 +463,7 @@ func errText(err error) string {
 }
 
 func auditEffect(e policy.Effect) audit.Effect {
-	a := audit.Effect{Op: e.Op.String(), Path: e.Path.String(), Zone: e.Zone.String()}
+	a := audit.Effect{Op: e.Op.String(), Path: e.Path.String(), Zone: e.Zone.String(), Covers: e.Covers}
 	switch {
 	case e.Op == zones.OpExec:
 		a.Path, a.Zone = e.Cause, "" // no path: what runs
@@ -472,6 +482,7 @@ func realEffect(e tools.RealEffect) audit.RealEffect {
 	a := audit.RealEffect{
 		Op: e.Op.String(), Path: e.Path.String(), Zone: e.Zone.String(), From: e.Source.String(),
 		Before: fileState(e.Before), After: fileState(e.After), Unpredicted: e.Unpredicted, Refused: e.Refused,
+		Covers: e.Covers,
 	}
 	if e.Unknown {
 		a.Zone = ""

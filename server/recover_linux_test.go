@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestWalledBashCantTakeAReservedName: a walled bash command — mv, or a
@@ -22,7 +21,6 @@ func TestWalledBashCantTakeAReservedName(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(30 * time.Millisecond) // older than the commit's margin
 	g := txnGate(t, cfg)
 	before := tree(t, cfg.Vault)
 	for _, cmd := range []string{

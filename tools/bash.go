@@ -158,8 +158,19 @@ func (s *Set) prepareBash(command, cwd string) (plan *Plan, wall *sandbox.WallCo
 		confine(plan.Effects)
 	}
 	// On the overlay what the command really changes is judged before it
-	// reaches the vault (see bashtxn.go).
-	plan.Facts = BashCall{Overlay: wall != nil && wall.Layers.Overlay}
+	// reaches the vault (see bashtxn.go), a folder it moved, removed or
+	// changed the mode of on every path inside (coverReal), exactly. Without
+	// it the prediction is all that is judged, so its folder effects are
+	// judged on every path the folder holds now (folder.go): a prediction
+	// that may reach further than the command will (find -name … -delete,
+	// tar -x into a folder) is judged as reaching all of it.
+	overlay := wall != nil && wall.Layers.Overlay
+	if !overlay && wallErr == nil {
+		if plan.Effects, err = s.coverFolders(plan.Effects); err != nil {
+			return nil, nil, err
+		}
+	}
+	plan.Facts = BashCall{Overlay: overlay}
 	if wallErr != nil {
 		plan.Facts = BashCall{Refusal: &policy.Deny{Rule: "bash", Reason: s.say(say.BashWallRequired{Problem: wallErr.Error()})}}
 	}

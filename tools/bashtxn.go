@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"time"
 
 	"github.com/vaultgate/vaultgate/history"
 	"github.com/vaultgate/vaultgate/policy"
@@ -44,18 +43,13 @@ type RealEffect struct {
 	Refused bool
 }
 
-// commitSettle is how long after a commit the next call waits to start:
-// more than txn's conflict margin (20 ms), which judges a vault file
-// whose ctime is that close to a call's start as changed meanwhile.
-const commitSettle = 25 * time.Millisecond
-
 // bashTxn is one call's overlay layer, from before its command starts to
 // after its changes were applied or thrown away.
 type bashTxn struct {
-	layer   *txn.Layer // nil for an in-memory layer until the command has ended
-	memory  *sandbox.MemoryLayer
-	started time.Time
-	diff    txn.DiffOptions
+	layer  *txn.Layer // nil for an in-memory layer until the command has ended
+	memory *sandbox.MemoryLayer
+	start  txn.Start // when the call began, for the commit's conflicts (txn.Begin)
+	diff   txn.DiffOptions
 }
 
 // remove throws the layer away.
@@ -79,15 +73,6 @@ func (s *Set) beginBash(wall *sandbox.WallConfig) (*sandbox.WallConfig, *bashTxn
 		// must not run a transaction without one.
 		return nil, nil, errors.New("bash: max_changed_files and max_changed_bytes must be set for a call on the overlay")
 	}
-	// A file this process changed a moment ago (a commit, a file tool)
-	// would look changed from outside to a call that starts within the
-	// commit's conflict margin of it: wait that moment out (an agent's
-	// next call rarely comes so soon, a script's may).
-	if last := s.Vault.changed.Load(); last != 0 {
-		if wait := time.Duration(last) + commitSettle - time.Duration(time.Now().UnixNano()); wait > 0 && wait <= commitSettle {
-			time.Sleep(wait)
-		}
-	}
 	probe := sandbox.ProbeWall(wall.Helper)
 	tx := &bashTxn{diff: txn.DiffOptions{
 		Privileged: probe.Root,
@@ -106,7 +91,16 @@ func (s *Set) beginBash(wall *sandbox.WallConfig) (*sandbox.WallConfig, *bashTxn
 		tx.layer = l
 		w.Overlay = &sandbox.Overlay{Upper: l.Upper, Work: l.Work}
 	}
-	tx.started = time.Now()
+	// The call starts here, under the vault lock, before its command
+	// can run: whatever changed the vault before (the last call's commit,
+	// the person's undo a moment ago) is older than the start, whatever
+	// changes it from now on is a conflict at the commit.
+	start, err := txn.Begin(s.Vault.Fs, s.Vault.StateDir)
+	if err != nil {
+		tx.remove()
+		return nil, nil, err
+	}
+	tx.start = start
 	return &w, tx, nil
 }
 
@@ -170,7 +164,12 @@ func (s *Set) finishBash(tx *bashTxn, res sandbox.Result, out *Result, predicted
 	case err != nil:
 		return s.notApplied(out, say.BashChangesUnread{Problem: err.Error()}, nil)
 	}
-	out.Real = s.realEffects(changes, predicted)
+	real, err := s.realEffects(changes, predicted)
+	if err != nil { // a folder too big to judge on every path, or unreadable: nothing applied
+		return s.notApplied(out, s.realRefusal(err), nil)
+	}
+	out.Real = real
+	s.realLeads(out.Real, changes) // where each symlink it leaves leads (links.go)
 	out.Pending = &Pending{set: s, tx: tx, changes: changes, out: out}
 	pending = true
 	return out
@@ -265,11 +264,8 @@ func (p *Pending) Commit() *Result {
 	if refusal != nil {
 		return s.notApplied(out, refusal, nil)
 	}
-	err := txn.Commit(s.Vault.Fs, tx.layer, changes, txn.CommitOptions{Started: tx.started})
+	err := txn.Commit(s.Vault.Fs, tx.layer, changes, txn.CommitOptions{Start: tx.start})
 	k.settleCommit(err)
-	if len(changes) > 0 {
-		s.Vault.Changed()
-	}
 	var conflict *txn.ConflictError
 	var incomplete *txn.IncompleteError
 	switch {
@@ -286,11 +282,11 @@ func (p *Pending) Commit() *Result {
 
 // realEffects turns the changes into effects, zoned, in the terms the
 // rules judge: a move is a move-out and a move-in from its source, a
-// folder deleted or moved takes everything in it, a name replaced (a file
-// renamed over another, one kind of file put where another stood) is a
-// change of what was there. Each is marked when no predicted effect
-// accounts for it.
-func (s *Set) realEffects(changes []txn.Change, predicted []policy.Effect) []RealEffect {
+// folder deleted or moved, or whose mode changed, takes everything in it
+// (one effect per path, coverReal), a name replaced (a file renamed over
+// another, one kind of file put where another stood) is a change of what
+// was there. Each is marked when no predicted effect accounts for it.
+func (s *Set) realEffects(changes []txn.Change, predicted []policy.Effect) ([]RealEffect, error) {
 	replaced := map[string]bool{} // paths whose vault entry another change takes the place of
 	deleted := map[string]bool{}
 	for _, c := range changes {
@@ -307,7 +303,10 @@ func (s *Set) realEffects(changes []txn.Change, predicted []policy.Effect) []Rea
 	}
 	modes := s.callModes(changes)
 	var out []RealEffect
+	var changeOf []int // for each of out, the index of its change
+	current := 0
 	add := func(c txn.Change, op zones.Op, at, from string, subtree bool) {
+		changeOf = append(changeOf, current)
 		e := policy.Effect{Op: op, Subtree: subtree, Cause: "bash", Fact: RealPart{Change: c, Unsafe: modes.added(c)}}
 		p, ok := s.realPath(at)
 		if !ok {
@@ -323,7 +322,8 @@ func (s *Set) realEffects(changes []txn.Change, predicted []policy.Effect) []Rea
 		}
 		out = append(out, RealEffect{Effect: e, Before: c.Before, After: c.After})
 	}
-	for _, c := range changes {
+	for i, c := range changes {
+		current = i
 		switch c.Op {
 		case txn.Create:
 			op := zones.OpCreate
@@ -333,7 +333,7 @@ func (s *Set) realEffects(changes []txn.Change, predicted []policy.Effect) []Rea
 			add(c, op, c.Path, "", false)
 			out[len(out)-1].Exists = replaced[c.Path]
 		case txn.Modify:
-			add(c, zones.OpModify, c.Path, "", false)
+			add(c, zones.OpModify, c.Path, "", c.Dir) // a folder's mode: of all it holds
 			out[len(out)-1].Exists = true
 		case txn.Delete:
 			if replaced[c.Path] {
@@ -361,7 +361,18 @@ func (s *Set) realEffects(changes []txn.Change, predicted []policy.Effect) []Rea
 		out[i].Effect = fx[i]
 		out[i].Unpredicted = !foreseen(out[i].Effect, predicted)
 	}
-	return out
+	return s.coverReal(out, changes, changeOf)
+}
+
+// realRefusal is why a call's real changes were not judged: a folder
+// effect too big to judge on every path (refused whole), or one whose
+// folder could not be read.
+func (s *Set) realRefusal(err error) say.Message {
+	var f *failure
+	if errors.As(err, &f) {
+		return say.BashNotApplied{Refusals: []string{f.text}}
+	}
+	return say.BashChangesUnread{Problem: err.Error()}
 }
 
 // realPath places a change's on-disk name in the zones' terms; ok is false

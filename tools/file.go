@@ -33,7 +33,9 @@ const (
 	// in a file of its own outside the vault (Claude Code 2.1.332 does so
 	// past about 50,000 characters): the rest is read with offset and limit.
 	readLines, readBytes = 2000, 40 << 10
-	// maxWalk bounds the entries a subtree effect checks one by one.
+	// maxWalk bounds the entries a walk for the links in a folder checks
+	// one by one (links.go). A folder effect's paths are bounded by the
+	// call's (Set.coverMax, folder.go).
 	maxWalk = 200_000
 	// tempPrefix names write's temporary files, as it does undo's: a name
 	// vaultgate reserves (zones.ReservedPrefix), never listed. Start-up
@@ -691,19 +693,18 @@ func planMove(s *Set, a args) (*Plan, error) {
 	in.Subtree = sst.dir
 	in.Source = src
 	in.Links = 0 // replacing a name does not change the other names' file
-	effects := []policy.Effect{out}
-	if sst.dir {
-		inner, err := s.subtreeEffects(src, zones.OpMoveOut)
-		if err != nil {
-			return nil, err
-		}
-		effects = append(effects, inner...)
-	}
+	// a symlink carried to where it leads elsewhere (links.go)
+	in.Leads = s.movedLeads(src, dst, sst)
 	parents, err := s.missingParents(dst)
 	if err != nil {
 		return nil, err
 	}
-	effects = append(append(effects, parents...), in)
+	// a folder's move is judged on every path it takes (folder.go)
+	effects, err := s.coverFolders(append(append([]policy.Effect{out}, parents...), in))
+	if err != nil {
+		return nil, err
+	}
+	s.carriedLeads(effects, sourceOf) // the links a folder takes along (links.go)
 	return &Plan{
 		Effects: effects,
 		Run: func(context.Context) (*Result, error) {
@@ -785,13 +786,10 @@ func planDelete(s *Set, a args) (*Plan, error) {
 	recursive := a.boolean("recursive")
 	e := fileEffect(zones.OpDelete, rel, st)
 	e.Subtree = st.dir && recursive
-	effects := []policy.Effect{e}
-	if e.Subtree {
-		inner, err := s.subtreeEffects(rel, zones.OpDelete)
-		if err != nil {
-			return nil, err
-		}
-		effects = append(effects, inner...)
+	// a folder's delete is judged on every path it removes (folder.go)
+	effects, err := s.coverFolders([]policy.Effect{e})
+	if err != nil {
+		return nil, err
 	}
 	return &Plan{
 		Effects: effects,
@@ -826,49 +824,6 @@ func planDelete(s *Set, a args) (*Plan, error) {
 			return &Result{Text: s.say(say.Deleted{Path: rel.String()})}, nil
 		},
 	}, nil
-}
-
-// subtreeEffects walks a folder (never following links) and returns an
-// effect for each path inside whose zone differs from its parent's (a
-// nested .git, a zone root), and for each file with several hard links, so
-// the chain sees every zone the subtree effect reaches.
-func (s *Set) subtreeEffects(root zones.Path, op zones.Op) ([]policy.Effect, error) {
-	var out []policy.Effect
-	count := 0
-	// disk is the folder as the file system spells it, at as the zones
-	// judge it (NFC): they differ only for names written in another form.
-	var walk func(disk string, at zones.Path, zone zones.Mode) error
-	walk = func(disk string, at zones.Path, zone zones.Mode) error {
-		names, err := readDirNames(s.Vault.Fs, disk, -1)
-		if err != nil {
-			return s.osFail(disk, err)
-		}
-		for _, name := range names {
-			if count++; count > maxWalk {
-				return s.fail(say.TooManyEntries{Path: root.String(), Max: maxWalk})
-			}
-			p := path.Join(disk, name)
-			child, err := at.Child(name)
-			if err != nil {
-				return err
-			}
-			st, err := statOf(s.Vault.lstat(p))
-			if err != nil {
-				return err
-			}
-			z := s.Zones.Zone(child)
-			if z != zone || (st.regular && links(st.fi) > 1 && op == zones.OpDelete) {
-				out = append(out, fileEffect(op, child, st))
-			}
-			if st.dir {
-				if err := walk(p, child, z); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return out, walk(root.String(), root, s.Zones.Zone(root))
 }
 
 func readDirNames(fsys afero.Fs, dir string, n int) ([]string, error) {

@@ -34,19 +34,12 @@ func (s *Set) keep(targets ...history.Target) (*kept, error) {
 func (s *Set) keepsHistory() bool { return s.History != nil && s.Hook == nil }
 
 // settle records the outcome, once the change is made or has failed: the
-// vault is noted as changed by this process (Vault.Changed), and the
 // history gets the states after a change done, or after one that failed
 // (which may have made part of itself). A record that
 // can't be finished leaves the entry pending, which undo treats as a
 // change of unknown outcome: the change itself stands.
 func (k *kept) settle(err error) {
-	if k == nil {
-		return
-	}
-	if k.s != nil && k.s.Vault != nil {
-		k.s.Vault.Changed()
-	}
-	if k.c == nil {
+	if k == nil || k.c == nil {
 		return
 	}
 	if err != nil {

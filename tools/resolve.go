@@ -6,9 +6,7 @@ import (
 	"os"
 	"path"
 	"strings"
-	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/spf13/afero"
 
@@ -44,18 +42,7 @@ type Vault struct {
 	// makes it, and start-up removes what a stop left by the journal
 	// alone. nil notes none.
 	Temps *history.Temps
-
-	// changed is when this process last changed the vault (a bash
-	// commit, a file tool; unix nanoseconds), so the next bash call starts
-	// only once those files are older than the commit's conflict margin.
-	changed atomic.Int64
 }
-
-// Changed notes that this process changed the vault just now. A walled
-// bash call that starts within the commit's conflict margin of it waits
-// that moment out, rather than take the change for someone else's made
-// while it ran and refuse its own commit.
-func (v *Vault) Changed() { v.changed.Store(time.Now().UnixNano()) }
 
 func (v *Vault) lstat(rel string) (os.FileInfo, error) { return lstatIn(v.Fs, rel) }
 

@@ -9,15 +9,16 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/spf13/afero"
 )
 
 // CommitOptions says what Commit checks conflicts against.
 type CommitOptions struct {
-	Started time.Time // when the call began: a vault file whose ctime is not safely before it changed from
-	// outside during the call → *ConflictError, and nothing is applied
+	// Start is when the call began (Begin): a vault entry the commit
+	// would change whose ctime is Start or later changed during the call
+	// → *ConflictError, and nothing is applied.
+	Start Start
 }
 
 // IncompleteError says the commit stopped after it had begun to change
@@ -46,14 +47,14 @@ func (e *IncompleteError) Error() string {
 // An error after the first change reached the vault is an
 // *IncompleteError: the layer must then be kept for Sweep.
 func Commit(vault afero.Fs, l *Layer, changes []Change, opt CommitOptions) error {
-	if opt.Started.IsZero() {
-		return errors.New("txn: commit without the call's start time")
+	if opt.Start.IsZero() {
+		return errors.New("txn: commit without the call's start (txn.Begin)")
 	}
 	id := filepath.Base(l.Dir)
 	if err := validate(changes, id); err != nil {
 		return err
 	}
-	if err := checkConflicts(vault, changes, opt.Started); err != nil {
+	if err := checkConflicts(vault, changes, opt.Start); err != nil {
 		return err
 	}
 	if len(changes) == 0 {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/vaultgate/vaultgate/txn"
 )
@@ -53,8 +52,7 @@ func TestCommitAppliesEveryKind(t *testing.T) {
 	for _, name := range []string{"notes/new.md", "notes/a.md", "notes/sub/x.md", "notes/c2.md"} {
 		chown(t, l.Upper, name, 4242, 4242)
 	}
-	started := startCall()
-	if err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: started}); err != nil {
+	if err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Start: startCall(t, v.fs, l)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -88,7 +86,6 @@ func TestCommitConflictChangesNothing(t *testing.T) {
 		name    string
 		changes func(v *vault, l *txn.Layer) []txn.Change
 		outside func(v *vault) // what a sync client or editor does during the call
-		noWait  bool           // the vault was written just before the start
 		want    string         // the path named by the conflict
 	}{
 		{
@@ -98,14 +95,6 @@ func TestCommitConflictChangesNothing(t *testing.T) {
 			},
 			outside: func(v *vault) { put(t, v.dir, "a.md", "person's", 0o644) },
 			want:    "a.md",
-		},
-		{
-			name: "a modified file was edited just before the start",
-			changes: func(v *vault, l *txn.Layer) []txn.Change {
-				return []txn.Change{modifyFile(t, v, l, "a.md", "a.md", "agent's", 0o644)}
-			},
-			noWait: true,
-			want:   "a.md",
 		},
 		{
 			name: "a modified file was removed during the call",
@@ -201,19 +190,13 @@ func TestCommitConflictChangesNothing(t *testing.T) {
 				modifyFile(t, v, l, "b.md", "b.md", "bravo, edited", 0o644),
 				{Op: txn.Delete, Path: "c.md", Before: stateOf(t, v.dir, "c.md")},
 			}, tt.changes(v, l)...)
-			started := startCall()
-			if tt.noWait {
-				// Written a moment before the start: within the coarse clock's margin.
-				put(t, v.dir, "a.md", "person's", 0o644)
-				changes[len(changes)-1].Before = stateOf(t, v.dir, "a.md")
-				started = time.Now()
-			}
+			start := startCall(t, v.fs, l)
 			if tt.outside != nil {
 				tt.outside(v)
 			}
 			before := snapshot(t, v.dir)
 
-			err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: started})
+			err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Start: start})
 			var conflict *txn.ConflictError
 			if !errors.As(err, &conflict) || conflict.Path != tt.want {
 				t.Fatalf("Commit: %v, want a conflict on %s", err, tt.want)
@@ -253,7 +236,7 @@ func TestCommitRefusesMalformed(t *testing.T) {
 			_, l := newLayer(t)
 			changes := []txn.Change{createFile(t, l, "other.md", "unrelated", 0o644), tt.change}
 			before := snapshot(t, v.dir)
-			err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: startCall()})
+			err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Start: startCall(t, v.fs, l)})
 			if err == nil || errors.As(err, new(*txn.ConflictError)) {
 				t.Fatalf("Commit: %v, want a refusal", err)
 			}
@@ -264,7 +247,7 @@ func TestCommitRefusesMalformed(t *testing.T) {
 		v := newVault(t)
 		_, l := newLayer(t)
 		if err := txn.Commit(v.fs, l, []txn.Change{createFile(t, l, "x.md", "x", 0o644)}, txn.CommitOptions{}); err == nil {
-			t.Fatal("Commit without Started succeeded")
+			t.Fatal("Commit without a start succeeded")
 		}
 		if exists(filepath.Join(v.dir, "x.md")) {
 			t.Error("x.md was committed")
@@ -284,7 +267,7 @@ func TestCommitRefusesAnUnjudgedFile(t *testing.T) {
 	}
 	put(t, l.Upper, "x.md", "JUDGED", 0o644) // same size, other bytes
 	before := snapshot(t, v.dir)
-	err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: startCall()})
+	err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Start: startCall(t, v.fs, l)})
 	if err == nil || errors.As(err, new(*txn.IncompleteError)) {
 		t.Fatalf("Commit: %v, want a refusal before anything is applied", err)
 	}
@@ -319,7 +302,7 @@ func TestCommitNeverWritesThroughALink(t *testing.T) {
 		}
 		return nil
 	})()
-	err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: startCall()})
+	err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Start: startCall(t, v.fs, l)})
 	if !errors.As(err, new(*txn.IncompleteError)) || errors.As(err, new(*txn.ConflictError)) {
 		t.Fatalf("Commit: %v, want it stopped, and not taken for a refusal that changed nothing", err)
 	}

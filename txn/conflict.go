@@ -7,7 +7,6 @@ import (
 	"path"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/afero"
 	"golang.org/x/sys/unix"
@@ -21,11 +20,6 @@ type ConflictError struct{ Path string }
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("txn: %s changed in the vault while the command ran", e.Path)
 }
-
-// ctimeMargin covers the kernel's coarse clock, which stamps ctime up to a
-// tick behind time.Now: a change this close before the start counts as
-// made during the call, which is the safe side.
-const ctimeMargin = 20 * time.Millisecond
 
 // origin is where a name of the change list stands before the commit.
 type origin uint8
@@ -85,8 +79,9 @@ func within(name, p string, folder bool) (string, bool) {
 // vault changed under it: a source (a Modify, a Delete, a Move's or a
 // Link's From) must still be there, unchanged since before the start, and
 // a destination (a Create, a Move's or a Link's Path) must not exist.
-func checkConflicts(vault afero.Fs, changes []Change, started time.Time) error {
-	cutoff := started.Add(-ctimeMargin)
+// This is the one place that tells whether the vault changed during a
+// call (Start.during).
+func checkConflicts(vault afero.Fs, changes []Change, start Start) error {
 	for i, c := range changes {
 		earlier := changes[:i]
 		if src, ok := sourceOf(c); ok {
@@ -94,7 +89,7 @@ func checkConflicts(vault afero.Fs, changes []Change, started time.Time) error {
 			case gone, fresh:
 				return fmt.Errorf("txn: change %d uses %s, which the earlier changes leave absent", i, src)
 			case inVault:
-				if err := checkSource(vault, name, c, cutoff); err != nil {
+				if err := checkSource(vault, name, c, start); err != nil {
 					return err
 				}
 			}
@@ -137,7 +132,7 @@ func destinationOf(c Change) (string, bool) {
 	return "", false
 }
 
-func checkSource(vault afero.Fs, name string, c Change, cutoff time.Time) error {
+func checkSource(vault afero.Fs, name string, c Change, start Start) error {
 	fi, err := lstat(vault, name)
 	if isMissing(err) {
 		return &ConflictError{Path: name}
@@ -145,21 +140,21 @@ func checkSource(vault afero.Fs, name string, c Change, cutoff time.Time) error 
 	if err != nil {
 		return fmt.Errorf("txn: checking %s: %w", name, err)
 	}
-	if err := changedSince(fi, name, cutoff); err != nil {
+	if err := changedSince(fi, name, start); err != nil {
 		return err
 	}
 	if c.Op != Link && !matchesBefore(fi, c.Before) {
 		return &ConflictError{Path: name}
 	}
 	if c.Op == Delete && c.Dir {
-		return checkTree(vault, name, cutoff)
+		return checkTree(vault, name, start)
 	}
 	return nil
 }
 
 // checkTree checks everything a folder's Delete would take with it: a
 // note edited deep inside during the call must not be lost.
-func checkTree(vault afero.Fs, dir string, cutoff time.Time) error {
+func checkTree(vault afero.Fs, dir string, start Start) error {
 	names, err := readDirNames(vault, dir)
 	if err != nil {
 		return fmt.Errorf("txn: checking %s: %w", dir, err)
@@ -170,11 +165,11 @@ func checkTree(vault afero.Fs, dir string, cutoff time.Time) error {
 		if err != nil {
 			return fmt.Errorf("txn: checking %s: %w", name, err)
 		}
-		if err := changedSince(fi, name, cutoff); err != nil {
+		if err := changedSince(fi, name, start); err != nil {
 			return err
 		}
 		if fi.IsDir() {
-			if err := checkTree(vault, name, cutoff); err != nil {
+			if err := checkTree(vault, name, start); err != nil {
 				return err
 			}
 		}
@@ -182,14 +177,14 @@ func checkTree(vault afero.Fs, dir string, cutoff time.Time) error {
 	return nil
 }
 
-// changedSince refuses an entry whose ctime is not safely before cutoff;
-// a file system that can't tell (no Stat_t) is refused too.
-func changedSince(fi fs.FileInfo, name string, cutoff time.Time) error {
+// changedSince refuses an entry whose ctime is the call's start or
+// later; a file system that can't tell (no Stat_t) is refused too.
+func changedSince(fi fs.FileInfo, name string, start Start) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return fmt.Errorf("txn: %s: the file system gives no ctime to check conflicts by", name)
 	}
-	if !ctime(st).Before(cutoff) {
+	if start.during(ctime(st)) {
 		return &ConflictError{Path: name}
 	}
 	return nil

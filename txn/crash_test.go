@@ -44,7 +44,7 @@ func crashScene(t *testing.T) (*vault, string, *txn.Layer, []txn.Change) {
 // full commit's, with no temporary file left.
 func TestSweepFinishesACutCommit(t *testing.T) {
 	ref, _, refLayer, refChanges := crashScene(t)
-	if err := txn.Commit(ref.fs, refLayer, refChanges, txn.CommitOptions{Started: startCall()}); err != nil {
+	if err := txn.Commit(ref.fs, refLayer, refChanges, txn.CommitOptions{Start: startCall(t, ref.fs, refLayer)}); err != nil {
 		t.Fatal(err)
 	}
 	want := snapshot(t, ref.dir)
@@ -57,7 +57,7 @@ func TestSweepFinishesACutCommit(t *testing.T) {
 			}
 			return nil
 		})
-		err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: startCall()})
+		err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Start: startCall(t, v.fs, l)})
 		restore()
 		if !stopped(err) {
 			t.Fatalf("k=%d: Commit: %v, want it stopped", k, err)
@@ -133,7 +133,7 @@ func TestSweepKeepsWhatItCannotFinish(t *testing.T) {
 		}
 		return nil
 	})
-	err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: startCall()})
+	err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Start: startCall(t, v.fs, l)})
 	restore()
 	if !stopped(err) {
 		t.Fatalf("Commit: %v", err)
@@ -187,7 +187,7 @@ func TestMemoryLayer(t *testing.T) {
 	if err != nil || len(changes) != 2 {
 		t.Fatalf("Diff through the descriptor: %v, %v", changes, err)
 	}
-	if err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: startCall()}); err != nil {
+	if err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Start: startCall(t, v.fs, l)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, v.dir, "n/a.md") + "|" + read(t, v.dir, "n/new.md"); got != "alpha, edited|new" {
@@ -218,7 +218,7 @@ func read(t *testing.T, dir, name string) string {
 // finished from its upper layer.
 func TestSweepFinishesAVersion1Journal(t *testing.T) {
 	ref, _, refLayer, refChanges := crashScene(t)
-	if err := txn.Commit(ref.fs, refLayer, refChanges, txn.CommitOptions{Started: startCall()}); err != nil {
+	if err := txn.Commit(ref.fs, refLayer, refChanges, txn.CommitOptions{Start: startCall(t, ref.fs, refLayer)}); err != nil {
 		t.Fatal(err)
 	}
 	want := snapshot(t, ref.dir)
@@ -229,7 +229,7 @@ func TestSweepFinishesAVersion1Journal(t *testing.T) {
 		}
 		return nil
 	})
-	err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: startCall()})
+	err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Start: startCall(t, v.fs, l)})
 	restore()
 	if !stopped(err) {
 		t.Fatalf("Commit: %v, want it stopped", err)

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/spf13/afero"
 	"github.com/vaultgate/vaultgate/txn"
 	"github.com/vaultgate/vaultgate/vaultfs"
 )
@@ -190,12 +190,15 @@ func sameTree(t testing.TB, got, want map[string]entry) {
 	}
 }
 
-// startCall waits out the ctime margin after the vault was built, as a
-// real call starts well after the vault's files were last written, and
-// returns the call's start.
-func startCall() time.Time {
-	time.Sleep(25 * time.Millisecond)
-	return time.Now()
+// startCall takes a call's start as a server does (txn.Begin), on the
+// vault vfs, with l's state folder.
+func startCall(t testing.TB, vfs afero.Fs, l *txn.Layer) txn.Start {
+	t.Helper()
+	start, err := txn.Begin(vfs, filepath.Dir(filepath.Dir(l.Dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start
 }
 
 func needRoot(t *testing.T) {

@@ -54,15 +54,15 @@ mkdir -p notes/sub && mv notes/a.md notes/sub/a.md`},
 					t.Fatal(err)
 				}
 				defer l.Remove()
-				started := startCall()
+				v := &vault{dir: vdir}
+				v.fs = newVaultFs(t, vdir)
+				start := startCall(t, v.fs, l)
 				txn.ThroughOverlay(t, base, vdir, l, privileged, s.script)
 				changes, err := txn.Diff(l, vdir, txn.DiffOptions{Privileged: privileged})
 				if err != nil {
 					t.Fatal(err)
 				}
-				v := &vault{dir: vdir}
-				v.fs = newVaultFs(t, vdir)
-				if err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Started: started}); err != nil {
+				if err := txn.Commit(v.fs, l, changes, txn.CommitOptions{Start: start}); err != nil {
 					t.Fatalf("Commit %v: %v", changes, err)
 				}
 				sameTree(t, snapshot(t, vdir), snapshot(t, want))

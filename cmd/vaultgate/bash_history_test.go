@@ -103,7 +103,6 @@ func TestWallKillInTheMiddleOfBashCommit(t *testing.T) {
 	for i := range files {
 		os.WriteFile(filepath.Join(src, fmt.Sprintf("%d.md", i)), []byte(strings.Repeat(fmt.Sprint(i), 500)), 0o644)
 	}
-	time.Sleep(30 * time.Millisecond) // older than the commit's conflict margin, as a vault is in life
 	before := vaultTree(t, vault)
 	state := filepath.Join(filepath.Dir(vault), "state")
 	cmd, in, replies, send := startServe(t, binary(t), cfg)

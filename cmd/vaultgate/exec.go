@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/internal/execcmd"
@@ -103,7 +102,6 @@ func runExec(f judgesock.ExecArgs, args []string, out, errw io.Writer) int {
 		// wall's helper ready: the command costs a socket, not a start.
 		r = askJudge(ctx, c, cfg, p.Name, call)
 	} else {
-		settle(cfg.AuditPath)
 		g, err := server.OpenCall(cfg, p.Name)
 		if err != nil {
 			errw.Write(execcmd.Reason(nil, "%v", err))
@@ -129,19 +127,4 @@ func askJudge(ctx context.Context, c *os.File, cfg *config.Config, agent string,
 		return execcmd.Reply{Stderr: execcmd.Reason(nil, "%v", err), Code: execcmd.ExitRefused}
 	}
 	return execcmd.Reply{Stdout: a.Stdout, Stderr: a.Stderr, Code: a.Code}
-}
-
-// settle waits out the few milliseconds after another call's audit line
-// (so its commit) during which the commit's files would look changed
-// meanwhile to this call's transaction: a server waits that moment out
-// between its own calls, and exec is one call per process.
-func settle(auditPath string) {
-	const margin = 25 * time.Millisecond
-	fi, err := os.Stat(auditPath)
-	if err != nil {
-		return
-	}
-	if wait := time.Until(fi.ModTime().Add(margin)); wait > 0 && wait <= margin {
-		time.Sleep(wait)
-	}
 }

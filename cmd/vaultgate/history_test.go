@@ -284,7 +284,6 @@ func TestUndoSessionBinary(t *testing.T) {
 		{"bash", map[string]any{"command": "rm -r мета/бобер/old && mv notes/ideas.md notes/ideas-renamed.md"}},
 	}
 	for _, s := range steps {
-		time.Sleep(30 * time.Millisecond) // a person's pace, as txnSteps
 		if text, isErr := callTool(t, c, s.tool, s.args); isErr {
 			t.Fatalf("%s %v: %s", s.tool, s.args, text)
 		}

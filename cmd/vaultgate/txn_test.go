@@ -110,7 +110,6 @@ type txnStep struct {
 func txnSteps(t *testing.T, c *client.Client, vault string, steps []txnStep) {
 	t.Helper()
 	for _, step := range steps {
-		time.Sleep(30 * time.Millisecond) // a person's pace: older than the commit's margin
 		before := vaultTree(t, vault)
 		args := map[string]any{"command": step.command}
 		if strings.Contains(step.command, "sleep 30") {

@@ -110,6 +110,21 @@ func callsOf(srcs []source, name string, pkg ...string) []string {
 	return at
 }
 
+// selectorsNamed lists the files that select a field or method of one
+// of these names (x.Ctim).
+func selectorsNamed(srcs []source, names ...string) []string {
+	var at []string
+	for _, s := range srcs {
+		ast.Inspect(s.file, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && slices.Contains(names, sel.Sel.Name) {
+				at = append(at, s.path)
+			}
+			return true
+		})
+	}
+	return at
+}
+
 // outside lists the files of found that are not under the folder dir.
 func outside(dir string, found ...[]string) []string {
 	var at []string
@@ -226,6 +241,27 @@ func TestOneAnswerEach(t *testing.T) {
 		// hook's command line, which Claude Code runs and no terminal
 		// shows (Go's quoting only for a NUL, which no path holds).
 		{"a terminal control is escaped or written only in package visible", outside("visible/", terminalControls(srcs)), []string{"claude/settings.go"}},
+		// Whether a vault entry changed during a call is told in one
+		// place: txn's conflict check, by the entry's ctime against the
+		// call's start, which only txn.Begin takes (on the file system's
+		// own clock), once per call, in beginBash. No other file reads a
+		// ctime (vaultfs only copies one into the Stat_t it returns).
+		{"a call's start is taken only in beginBash", callsOf(srcs, "Begin", "txn"), []string{"tools/bashtxn.go"}},
+		{"a ctime is read only by txn", outside("txn/", selectorsNamed(srcs, "Ctim", "Ctimespec")), []string{"vaultfs/nofollow_linux.go"}},
+		// Where a symlink the agent leaves may lead is decided in one
+		// place, the zones rule's judgeLeads; the planners only find where
+		// each leads (tools/links.go), for every route that leaves one.
+		{"where a symlink may lead is judged only by the zones rule", append(append(append(
+			literalsOf(srcs, "say", "LinkOutside"), literalsOf(srcs, "say", "LinkUnreadable")...),
+			literalsOf(srcs, "say", "LinkControl")...), literalsOf(srcs, "say", "LinkUnplaced")...), []string{"policy/rules.go"}},
+		{"where a symlink leads is found only in tools/links.go", literalsOf(srcs, "policy", "Lead"), []string{"tools/links.go"}},
+		// What a folder effect covers is read in one place, Set.cover: the
+		// folder's effect marked with its count, one effect per path inside
+		// it marked with its folder, for every entry point (the move and
+		// delete tools, bash's predicted and real effects). The gate only
+		// copies the count into the audit line.
+		{"a folder effect's paths are made only by Set.cover", fieldsSet(srcs, "Covers", "Folder"), []string{"tools/folder.go", "server/gate.go"}},
+		{"a folder effect is expanded only in tools/folder.go", append(callsOf(srcs, "cover"), literalsOf(srcs, "say", "TooManyEntries")...), []string{"tools/folder.go"}},
 	} {
 		if extra := within(c.found, c.allowed...); len(extra) > 0 {
 			t.Errorf("%s: also in %s", c.invariant, strings.Join(extra, ", "))
@@ -272,4 +308,28 @@ func TestOneQuoter(t *testing.T) {
 			return true
 		})
 	}
+}
+
+// fieldsSet lists the files that set a field of one of these names: in a
+// composite literal (Name: v) or by assignment (x.Name = v).
+func fieldsSet(srcs []source, names ...string) []string {
+	var at []string
+	for _, s := range srcs {
+		ast.Inspect(s.file, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.KeyValueExpr:
+				if k, ok := n.Key.(*ast.Ident); ok && slices.Contains(names, k.Name) {
+					at = append(at, s.path)
+				}
+			case *ast.AssignStmt:
+				for _, l := range n.Lhs {
+					if sel, ok := l.(*ast.SelectorExpr); ok && slices.Contains(names, sel.Sel.Name) {
+						at = append(at, s.path)
+					}
+				}
+			}
+			return true
+		})
+	}
+	return at
 }
