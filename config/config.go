@@ -90,6 +90,8 @@ type httpFile struct {
 	TokenFile string `toml:"token_file"`
 	// Origins are further Origins a request may carry (ParseOrigin).
 	Origins []string `toml:"origins"`
+	// MaxBody is the largest request body, and stdio message, served.
+	MaxBody size `toml:"max_body"`
 }
 
 // agentFile is what an [agents.NAME] table may set.
@@ -236,7 +238,7 @@ func defaults() file {
 			MaxChangedBytes: 64 << 20,
 		},
 		Hook:    hookFile{ServerName: "vault"},
-		HTTP:    httpFile{TokenEnv: "VAULTGATE_TOKEN"},
+		HTTP:    httpFile{TokenEnv: "VAULTGATE_TOKEN", MaxBody: DefaultMaxBody},
 		History: historyFile{MaxSize: 1 << 30, Keep: duration(720 * time.Hour)},
 		Run:     defaultRun(),
 	}
@@ -362,6 +364,9 @@ func resolve(cfgFile, base string, f file, agents map[string]agentFile, runSet b
 	}
 	if c.Run, err = c.run(base, f.Run, runSet); err != nil {
 		return nil, err
+	}
+	if c.HTTP.MaxBody = int64(f.HTTP.MaxBody); c.HTTP.MaxBody <= 0 {
+		return nil, fail("http.max_body", errors.New("must be more than 0 (write e.g. \"16MiB\")"))
 	}
 	for i, s := range f.HTTP.Origins {
 		o, err := ParseOrigin(s)

@@ -14,7 +14,18 @@ type HTTP struct {
 	// Origins are the Origins a request to `serve --http` may carry
 	// besides the server's own ([http] origins), in the config's order.
 	Origins []Origin
+	// MaxBody ([http] max_body) is the most bytes one request body over
+	// HTTP, or one message over stdio, may hold; a larger one is refused
+	// as it arrives, before it is held whole.
+	MaxBody int64
 }
+
+// DefaultMaxBody is [http] max_body's default. The largest legitimate
+// message is a write of a big note: read returns a note whole up to 10 MiB,
+// and JSON escaping (quotes, backslashes, control characters) makes the
+// message longer than the note, so 16 MiB carries a write of any note read
+// returns whole, with room, while a runaway body stops far short of memory.
+const DefaultMaxBody = 16 << 20
 
 // Origin is a web origin as RFC 6454 compares them: scheme, host and port,
 // each in one spelling, so two equal origins are equal values.

@@ -122,3 +122,30 @@ func FuzzParseOrigin(f *testing.F) {
 		}
 	})
 }
+
+func TestHTTPMaxBody(t *testing.T) {
+	for body, want := range map[string]int64{
+		"vault = \"vault\"\n":                              DefaultMaxBody,
+		"vault = \"vault\"\n[http]\nmax_body = \"8MiB\"\n": 8 << 20,
+		"vault = \"vault\"\n[http]\nmax_body = 4096\n":     4096,
+	} {
+		c, err := Load(writeConfig(t, body))
+		if err != nil || c.HTTP.MaxBody != want {
+			t.Errorf("%q: %v %v, want %d", body, c, err, want)
+		}
+	}
+	if DefaultMaxBody != 16<<20 {
+		t.Errorf("default %d", DefaultMaxBody)
+	}
+	for body, want := range map[string]string{
+		"[http]\nmax_body = 0\n":        "http.max_body: must be more than 0",
+		"[http]\nmax_body = \"0MiB\"\n": "http.max_body: must be more than 0",
+		"[http]\nmax_body = -1\n":       "http.max_body: must be more than 0",
+		"[http]\nmax_body = \"lots\"\n": "bad size",
+	} {
+		_, err := Load(writeConfig(t, "vault = \"vault\"\n"+body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+}

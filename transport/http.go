@@ -1,11 +1,13 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -65,7 +67,8 @@ func Tokens(cfg *config.Config) (map[string]string, error) {
 // names the agent, and the agent is the session: the protocol mcp-go speaks
 // here has no sessions of its own, and a client-chosen session id is no
 // identity. A request with an Origin that is neither the server's own nor
-// in the config's [http] origins is answered 403 (checkOrigin).
+// in the config's [http] origins is answered 403 (checkOrigin); an agent's
+// request whose body is over [http] max_body is answered 413.
 func HTTPHandler(g *server.Gate, tokens map[string]string) http.Handler {
 	type agentRoute struct {
 		sum     [32]byte
@@ -81,6 +84,7 @@ func HTTPHandler(g *server.Gate, tokens map[string]string) http.Handler {
 		routes = append(routes, agentRoute{sum: sha256.Sum256([]byte(tok)), handler: h})
 	}
 	origins := g.Config().HTTP.Origins
+	maxBody := maxBody(g.Config())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The Origin is the first thing looked at, before the path and the
 		// token: a foreign one is refused whoever's token it carries, and
@@ -113,8 +117,76 @@ func HTTPHandler(g *server.Gate, tokens map[string]string) http.Handler {
 			http.Error(w, "401 unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return
 		}
+		// The body's size is looked at only now, after the token: an
+		// unauthenticated request is answered 401 whatever its body, without
+		// reading it, so it can't learn the limit (nor make the server hold
+		// anything). An agent's request gets its body held whole, to at
+		// most maxBody bytes: a declared length past it is refused at once,
+		// and a chunked body is cut as it arrives, with a 413 of our own
+		// rather than whatever mcp-go answers a failed read with.
+		if r.ContentLength > maxBody {
+			tooLarge(w, maxBody)
+			return
+		}
+		body, err := readBody(http.MaxBytesReader(w, r.Body, maxBody), r.ContentLength, maxBody)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				tooLarge(w, maxBody)
+				return
+			}
+			http.Error(w, "400 bad request: reading the body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 		match.ServeHTTP(w, r)
 	})
+}
+
+// tooLarge answers a body past [http] max_body. The connection is closed
+// after it (http.MaxBytesReader, or the unread body), so the rest of the
+// body is never read.
+func tooLarge(w http.ResponseWriter, maxBody int64) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, fmt.Sprintf("413 request entity too large: the body is over %d bytes ([http] max_body)", maxBody), http.StatusRequestEntityTooLarge)
+}
+
+// readBody reads body, which errs past limit bytes (http.MaxBytesReader),
+// into one buffer: of the declared size when there is one, else grown by
+// doubling to at most limit+1, so a body cut at the limit has cost at most
+// about twice the limit, whatever it would have been.
+func readBody(body io.Reader, size, limit int64) ([]byte, error) {
+	n := int64(64 << 10)
+	if size >= 0 {
+		n = size + 1 // room for the read that finds the end
+	}
+	buf := make([]byte, 0, min(n, limit+1))
+	for {
+		// len(buf) <= limit, or body would have erred: there is room.
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// maxBody is the config's [http] max_body, or its default for a Config
+// built without Load.
+func maxBody(cfg *config.Config) int64 {
+	if cfg.HTTP.MaxBody > 0 {
+		return cfg.HTTP.MaxBody
+	}
+	return config.DefaultMaxBody
 }
 
 func bearer(r *http.Request) (string, bool) {

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"slices"
@@ -127,7 +128,42 @@ func ServeStream(ctx context.Context, g *server.Gate, c server.Caller, in io.Rea
 	if errLog != nil {
 		stdio.SetErrorLogger(errLog)
 	}
-	return stdio.Listen(ctx, in, out)
+	// mcp-go reads a message as one line (bufio.Reader.ReadString), held
+	// whole however long: the input is cut once a line passes max_body.
+	return stdio.Listen(ctx, &lineLimit{r: in, max: maxBody(g.Config())}, out)
+}
+
+// lineLimit reads r until a line (the bytes between two newlines) is longer
+// than max; from then on it errs with ErrMessageTooLarge, which ends the
+// session. The bytes up to the limit are handed on with the error, so the
+// reader above never holds more than about max of one line.
+type lineLimit struct {
+	r    io.Reader
+	max  int64
+	line int64 // bytes of the current line so far
+	err  error
+}
+
+// ErrMessageTooLarge ends a stdio session whose message is longer than
+// [http] max_body.
+var ErrMessageTooLarge = errors.New("a message is longer than [http] max_body")
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			l.line = 0
+			continue
+		}
+		if l.line++; l.line > l.max {
+			l.err = fmt.Errorf("stdio: %w (%d bytes): the session ends", ErrMessageTooLarge, l.max)
+			return i, l.err
+		}
+	}
+	return n, err
 }
 
 // sortedAgents lists agent names, the default first.
