@@ -35,9 +35,9 @@ type ExecRequest struct {
 // issued it: the same agent and Claude Code session (read and counted in
 // the state folder, as the hook's are), and an audit line that names the
 // hook's (Continues). An id that is unknown, spent, expired, or issued for
-// another command or agent runs nothing: an error, never a session of its
-// own.
-func (g *Gate) Exec(ctx context.Context, req ExecRequest) (*Outcome, error) {
+// another command or agent runs nothing: a call recorded as an error,
+// never a session of its own.
+func (g *Gate) Exec(ctx context.Context, req ExecRequest) *Outcome {
 	c := Caller{Via: ViaExec, Policy: req.Agent, Cwd: req.Cwd, Environ: req.Environ}
 	if req.CallID == "" {
 		label := req.Label
@@ -45,17 +45,21 @@ func (g *Gate) Exec(ctx context.Context, req ExecRequest) (*Outcome, error) {
 			label = "exec-" + audit.NewID()
 		}
 		c.Session = &policy.Session{ID: label, Agent: req.Agent.Name, State: policy.NewState()}
-		return g.Call(ctx, c, "bash", req.Args, Serve), nil
+		return g.Call(ctx, c, "bash", req.Args, Serve)
 	}
 	command, _ := req.Args["command"].(string)
 	t, err := takeTicket(g.cfg.StateDir, req.CallID, command, time.Now())
-	if err != nil {
-		return nil, err
+	if err == nil && t.Agent != req.Agent.Name {
+		err = fmt.Errorf("%w %s: issued for agent %q, not %q", ErrTicket, req.CallID, t.Agent, req.Agent.Name)
 	}
-	if t.Agent != req.Agent.Name {
-		return nil, fmt.Errorf("%w %s: issued for agent %q, not %q", ErrTicket, req.CallID, t.Agent, req.Agent.Name)
+	if err != nil {
+		// A call id that opens nothing runs nothing, and is a line of its
+		// own: a replayed or forged id is something the person should see.
+		c.Session = &policy.Session{ID: "exec-" + audit.NewID(), Agent: req.Agent.Name, State: policy.NewState()}
+		c.refused = err
+		return g.Call(ctx, c, "bash", req.Args, Serve)
 	}
 	c.Session = &policy.Session{ID: t.Session, Agent: t.Agent, State: policy.NewState()}
 	c.kept, c.Continues = t.Session, t.HookID
-	return g.Call(ctx, c, "bash", req.Args, Serve), nil
+	return g.Call(ctx, c, "bash", req.Args, Serve)
 }

@@ -68,6 +68,10 @@ type Caller struct {
 	// Continues is the audit id of the hook call this one runs (exec,
 	// with the call id the hook issued).
 	Continues string
+	// refused is why the call may not even be planned (exec presenting a
+	// call id that opens nothing): it is recorded as an error, and runs
+	// nothing.
+	refused error
 	// acts are the person's acts (undo), planned instead of an agent's
 	// tools and judged by an empty chain; nil for an agent's call.
 	acts planner
@@ -236,6 +240,10 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 	}
 	if !argsOK {
 		out.Decision, out.Err = Error, &tools.ArgError{Tool: tool, Problem: say.ArgsNotObject{}, Lang: lang}
+		return out
+	}
+	if c.refused != nil {
+		out.Decision, out.Err = Error, c.refused
 		return out
 	}
 	if g.person && c.acts == nil {

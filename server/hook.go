@@ -84,7 +84,13 @@ func (g *Gate) HookWith(ctx context.Context, p *config.Policy, in *claude.HookIn
 		if o.Result != nil && !in.After() {
 			a.UpdatedInput = o.Result.UpdatedInput
 		}
-		return a, store.save()
+		if err := store.save(); err != nil {
+			if callID != "" {
+				spendTicket(g.cfg.StateDir, callID) // denied: no exec continues it
+			}
+			return claude.HookAnswer{}, err
+		}
+		return a, nil
 	case in.After():
 		return claude.HookAnswer{}, nil // the audit line says what became of it
 	}

@@ -125,4 +125,14 @@ func testHookExecOneSession(t *testing.T, hook []string) {
 	if b, _ := os.ReadFile(filepath.Join(notes, "d0.md")); string(b) != "back\n" {
 		t.Errorf("a spent or swapped call id ran: d0.md holds %q", b)
 	}
+	// Each is a line of its own, an error that names the call id.
+	refused := 0
+	for _, rec := range verifiedAudit(t, auditPath)[len(recs):] {
+		if rec.Via == "exec" && rec.Decision == "error" && strings.Contains(rec.Error, "call id") && rec.Continues == "" {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Errorf("%d audit lines for the spent and the swapped call id, want 2", refused)
+	}
 }

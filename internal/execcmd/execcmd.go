@@ -47,10 +47,8 @@ func Reason(b []byte, format string, a ...any) []byte {
 // output and status, or, when vaultgate ended the call, the reason on
 // stderr and ExitRefused.
 func Run(ctx context.Context, g *server.Gate, req server.ExecRequest) Reply {
-	o, err := g.Exec(ctx, req)
+	o := g.Exec(ctx, req)
 	switch {
-	case err != nil:
-		return refused("%v", err)
 	case o.Deny != nil:
 		return refused("refused: %s", o.Deny.Reason)
 	case o.Err != nil:
