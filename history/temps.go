@@ -216,7 +216,13 @@ func (n tempNote) holds(fi os.FileInfo) (bool, string) {
 		}
 	}
 	if kind == KindFile {
-		if links := fileLinks(fi); links != 1 {
+		links, ok := fileLinks(fi)
+		if !ok {
+			// Unknown is not one: a file that may have another name is
+			// someone's, and stays.
+			return false, "the file system does not say how many names it has"
+		}
+		if links != 1 {
 			return false, fmt.Sprintf("it has %d names, vaultgate's had one", links)
 		}
 		if fi.Size() > n.Size {
@@ -235,11 +241,14 @@ func fileID(fi os.FileInfo) (dev, ino uint64, ok bool) {
 	return uint64(st.Dev), st.Ino, true
 }
 
-func fileLinks(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
+// fileLinks is how many names fi has; ok is false when the file system
+// does not say.
+func fileLinks(fi os.FileInfo) (n uint64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
 	}
-	return 1
+	return uint64(st.Nlink), true
 }
 
 func lstatIn(fsys afero.Fs, name string) (os.FileInfo, error) {

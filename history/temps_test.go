@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/spf13/afero"
 	"github.com/vaultgate/vaultgate/history"
 )
 
@@ -105,5 +106,26 @@ func TestTempsNil(t *testing.T) {
 	n.Gone()
 	if left, err := temps.Left(nil); err != nil || left != nil {
 		t.Fatalf("%v %v", left, err)
+	}
+}
+
+// TestTempsUnknownLinksStay: a noted file on a file system that does not
+// say how many names it has (no Stat_t) is not taken for vaultgate's: it
+// may have another name, so start-up leaves it.
+func TestTempsUnknownLinksStay(t *testing.T) {
+	fsys := afero.NewMemMapFs()
+	temps := history.NewTemps(filepath.Join(t.TempDir(), "temps"))
+	if _, err := temps.Note(".vaultgate-tmp-x", history.KindFile, 5, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := afero.WriteFile(fsys, ".vaultgate-tmp-x", []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	left, err := temps.Left(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0].Ours || left[0].Why == "" {
+		t.Fatalf("left %+v, want one not ours, with why", left)
 	}
 }

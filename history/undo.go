@@ -309,7 +309,7 @@ func (s *Store) restore(fsys afero.Fs, rel string, st State) error {
 	defer func() {
 		// Dropped once the name is renamed into place or removed; one a
 		// failure left stays noted, for start-up to remove.
-		if _, err := s.lstat(tmp); notThere(err) {
+		if _, err := lstatIn(fsys, tmp); notThere(err) {
 			note.Gone()
 		}
 	}()
@@ -317,7 +317,7 @@ func (s *Store) restore(fsys afero.Fs, rel string, st State) error {
 		fsys.RemoveAll(tmp)
 		return err
 	}
-	if fi, err := s.lstat(tmp); err == nil {
+	if fi, err := lstatIn(fsys, tmp); err == nil {
 		note.Made(fi)
 	}
 	for _, e := range st.Tree {

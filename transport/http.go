@@ -89,9 +89,11 @@ func HTTPHandler(g *server.Gate, tokens map[string]string) http.Handler {
 		// The Origin is the first thing looked at, before the path and the
 		// token: a foreign one is refused whoever's token it carries, and
 		// its answer is one 403 that depends on no secret and no path, so a
-		// page in a foreign origin (DNS rebinding) can't learn which paths
-		// exist or whether a token it guessed is right, and never reaches
-		// an agent's tools.
+		// page in a foreign origin can't learn which paths exist or whether
+		// a token it guessed is right, and never reaches an agent's tools.
+		// A rebound name passes this check (its Host and Origin agree);
+		// what stops it on loopback is the MCP library's refusal of a
+		// Host that is not a loopback name, and the token everywhere.
 		if ok, why := checkOrigin(r, origins); !ok {
 			refuseOrigin(w, r, why)
 			return
