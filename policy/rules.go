@@ -208,7 +208,7 @@ func leadRefusal(t *zones.Table, l Lead) say.Message {
 		if p.Outside() || !t.Zone(p).Allows(zones.OpRead) {
 			return say.LinkUnreadable{Path: at, Target: target}
 		}
-		if zones.ControlWhy(p) != "" || reservedIn(p) {
+		if zones.ControlWhy(p) != "" || zones.ReservedIn(p) {
 			control = true
 		}
 	}
@@ -216,17 +216,6 @@ func leadRefusal(t *zones.Table, l Lead) say.Message {
 		return say.LinkControl{Path: at, Target: target}
 	}
 	return nil
-}
-
-// reservedIn tells a vault path with a name vaultgate reserves among its
-// components.
-func reservedIn(p zones.Path) bool {
-	for _, name := range strings.Split(p.String(), "/") {
-		if zones.IsReserved(name) {
-			return true
-		}
-	}
-	return false
 }
 
 // ReadBeforeWriteRule refuses an effect marked NeedsFreshRead on an

@@ -704,7 +704,6 @@ func planMove(s *Set, a args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.carriedLeads(effects, sourceOf) // the links a folder takes along (links.go)
 	return &Plan{
 		Effects: effects,
 		Run: func(context.Context) (*Result, error) {

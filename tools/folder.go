@@ -150,6 +150,11 @@ func (s *Set) cover(e policy.Effect, from zones.Path, budget *int) ([]policy.Eff
 			case zones.OpModify, zones.OpMoveOut:
 				in.Links = 0 // the folder's mode or name changes, not the file
 			}
+			if e.Op == zones.OpMoveIn && st.symlink {
+				// a link the folder takes along, read where the disk
+				// holds it (links.go)
+				in.Leads = s.carriedLeads(p, child)
+			}
 			in.Folder, in.Cause, in.Fact = folder, e.Cause, e.Fact
 			inside = append(inside, in)
 			if st.dir {

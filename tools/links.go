@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/txn"
 	"github.com/vaultgate/vaultgate/zones"
@@ -21,7 +23,7 @@ import (
 // one: what a bash command on the overlay really made (a symlink made,
 // one put where a file stood, a link moved: realLeads) and the move tool
 // (movedLeads), and for both the links a folder they move takes along
-// (carriedLeads, on the paths cover lists). No file tool makes a symlink;
+// (carriedLeads, as cover lists the paths it takes). No file tool makes a symlink;
 // the move tool only carries one to a new place.
 
 // lead is where the symlink at at, whose target is target, leads: the
@@ -73,7 +75,9 @@ func (s *Set) leadTo(at zones.Path, target string) (zones.Path, bool) {
 // leads outside (even one that comes back in: it leaves the vault on the
 // way).
 func (s *Set) follow(dir zones.Path, target string, hops *int) (zones.Path, bool) {
-	if target == "" || strings.IndexByte(target, 0) >= 0 {
+	if target == "" || strings.IndexByte(target, 0) >= 0 || !norm.NFC.IsNormalString(target) {
+		// a name the disk may spell otherwise than the zones (NFC) can't
+		// be looked up as the kernel will
 		return zones.Path{}, false
 	}
 	cur, names := dir, strings.Split(target, "/")
@@ -220,50 +224,24 @@ func (s *Set) movedLeads(src, dst zones.Path, st stat) []policy.Lead {
 	if !st.symlink {
 		return nil
 	}
-	target, err := s.Vault.readlink(src.String())
-	if err != nil {
-		return []policy.Lead{{At: dst, Unknown: true}}
+	return s.carriedLeads(src.String(), dst)
+}
+
+// carriedLeads is the lead of the symlink the vault holds at disk (as the
+// file system spells its name) once moved to to, when it leads elsewhere
+// from there: the move tool's, and each path a folder move takes (cover,
+// folder.go, as it walks the folder: never a second walk, nor a name the
+// zones spell otherwise than the disk). One that can't be read is unknown.
+func (s *Set) carriedLeads(disk string, to zones.Path) []policy.Lead {
+	from, ok := s.realPath(disk)
+	target, err := s.Vault.readlink(disk)
+	if !ok || err != nil {
+		return []policy.Lead{{At: to, Unknown: true}}
 	}
-	if l, ok := s.movedLead(src, dst, target); ok {
+	if l, ok := s.movedLead(from, to, target); ok {
 		return []policy.Lead{l}
 	}
 	return nil
-}
-
-// carriedLeads gives each path a folder move takes (its covered move-in
-// effects, marked with Folder: cover, folder.go) that is a symlink the
-// lead it has from its new place, when it leads elsewhere than it did
-// (a relative target that climbs out of the folder). was is the name the
-// vault holds the path at now.
-func (s *Set) carriedLeads(effects []policy.Effect, was func(e *policy.Effect) (zones.Path, bool)) {
-	for i := range effects {
-		e := &effects[i]
-		if e.Op != zones.OpMoveIn || e.Folder.IsZero() || e.Unknown || e.Path.IsZero() {
-			continue
-		}
-		from, ok := was(e)
-		if !ok {
-			continue // no source to place: refused as laundering from no zone
-		}
-		st, err := s.stat(from)
-		switch {
-		case err != nil:
-			e.Leads = append(e.Leads, policy.Lead{At: e.Path, Unknown: true})
-		case st.symlink:
-			target, err := s.Vault.readlink(from.String())
-			if err != nil {
-				e.Leads = append(e.Leads, policy.Lead{At: e.Path, Unknown: true})
-			} else if l, ok := s.movedLead(from, e.Path, target); ok {
-				e.Leads = append(e.Leads, l)
-			}
-		}
-	}
-}
-
-// sourceOf is was for a plan's effects, made before anything moved: a
-// move-in's source is where the vault holds it.
-func sourceOf(e *policy.Effect) (zones.Path, bool) {
-	return e.Source, !e.Source.IsZero() && !e.SourceUnknown
 }
 
 // realLeads finds, for each real effect of a bash call that leaves a
@@ -273,9 +251,9 @@ func sourceOf(e *policy.Effect) (zones.Path, bool) {
 // path), so that it leads elsewhere than from where the vault holds it.
 func (s *Set) realLeads(real []RealEffect, changes []txn.Change) {
 	if !slices.ContainsFunc(changes, func(c txn.Change) bool {
-		return c.Op == txn.Move && c.Dir || c.After != nil && c.After.Mode.Type() == fs.ModeSymlink
+		return c.After != nil && c.After.Mode.Type() == fs.ModeSymlink
 	}) {
-		return // no symlink made or moved, no folder moved
+		return // no symlink made or moved (a folder's: coverReal)
 	}
 	type key struct {
 		op         txn.Op
@@ -286,9 +264,8 @@ func (s *Set) realLeads(real []RealEffect, changes []txn.Change) {
 		index[key{c.Op, c.Path, c.From}] = i
 	}
 	var lower []string // vaultNames, once needed
-	// was is the name the vault holds a real effect's entry at: a move's
-	// source with the folder moves before it undone, and a path a folder
-	// move covers below it.
+	// was is the name the vault holds a moved link at: the move's source
+	// with the folder moves before it undone.
 	was := func(e *policy.Effect) (zones.Path, bool) {
 		part, _ := e.Fact.(RealPart)
 		c := part.Change
@@ -299,22 +276,10 @@ func (s *Set) realLeads(real []RealEffect, changes []txn.Change) {
 		if lower == nil {
 			lower = vaultNames(changes)
 		}
-		name := lower[i]
-		if !e.Folder.IsZero() {
-			rel, ok := strings.CutPrefix(e.Path.String(), e.Folder.String()+"/")
-			if !ok {
-				return zones.Path{}, false
-			}
-			name += "/" + rel
-		}
-		return s.realPath(name)
+		return s.realPath(lower[i])
 	}
-	fx := make([]policy.Effect, len(real))
 	for i := range real {
-		fx[i] = real[i].Effect
-	}
-	for i := range fx {
-		e := &fx[i]
+		e := &real[i].Effect
 		part, _ := e.Fact.(RealPart)
 		c := part.Change
 		if e.Unknown || !e.Folder.IsZero() || e.Op == zones.OpMoveOut || e.Op == zones.OpDelete ||
@@ -330,9 +295,5 @@ func (s *Set) realLeads(real []RealEffect, changes []txn.Change) {
 		} else if l, ok := s.movedLead(from, e.Path, c.After.Target); ok {
 			e.Leads = append(e.Leads, l)
 		}
-	}
-	s.carriedLeads(fx, was)
-	for i := range real {
-		real[i].Effect = fx[i]
 	}
 }

@@ -166,3 +166,25 @@ func containsAny(text, words string) bool {
 	}
 	return false
 }
+
+// A link whose name the disk spells in another form (NFD) than the zones
+// judge it (NFC) is still found, and judged, when its folder is moved.
+func TestMoveToolCarriesNoLinkOutUnderAnotherSpelling(t *testing.T) {
+	s, root := realVault(t)
+	if err := os.MkdirAll(filepath.Join(root, "notes/sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../x.md", filepath.Join(root, "notes/sub/e\u0301up")); err != nil {
+		t.Fatal(err)
+	}
+	_, deny, err := do(t, s, "move", map[string]any{"source": "notes/sub", "destination": "sub2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deny == nil || !strings.Contains(deny.Reason, "it leads out of the vault") {
+		t.Fatalf("deny %v, want the carried link refused", deny)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "sub2")); err == nil {
+		t.Error("sub2 was made")
+	}
+}

@@ -40,3 +40,6 @@ func reservedCap[K ~string | ~[]byte](f K) Mode {
 	}
 	return Write
 }
+
+// ReservedIn reports whether a reserved name is among p's components.
+func ReservedIn(p Path) bool { return reservedCap(fold(p.p)) == Protected }

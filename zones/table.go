@@ -215,9 +215,12 @@ func (t *Table) Zone(at Path) Mode {
 	m := r.stricter(lookup(t.folded, f), capOf(r, t.capsFold, f))
 	m = r.stricter(m, controlCap(f, t.copiesHidden))
 	m = r.stricter(m, reservedCap(f)) // zones/reserved.go
-	for i := range t.patterns {
-		if t.patterns[i].covers(string(f)) {
-			m = r.stricter(m, t.patterns[i].mode)
+	if len(t.patterns) > 0 {
+		fs := string(f) // once, not once a pattern
+		for i := range t.patterns {
+			if t.patterns[i].covers(fs) {
+				m = r.stricter(m, t.patterns[i].mode)
+			}
 		}
 	}
 	if t.foldOnly {
