@@ -186,7 +186,7 @@ func browser(t *testing.T, bin string) (ctx context.Context, problems func() []s
 // binary (MCP tools and the hook), then reads the panel in a real headless
 // Chromium the way a person would: the day, a session, a write's diff,
 // search, the failed filter, a phone's width. With
-// VAULTGATE_SCREENSHOTS=DIR it saves the README's screenshots there.
+// VAULTGATE_SCREENSHOTS=DIR it saves docs/audit.md's screenshots there.
 func TestPersonsDayInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts a browser")

@@ -55,7 +55,7 @@ func median(ds []time.Duration) time.Duration {
 // "alone" is `vaultgate hook` with no judge running: the call judged in a
 // process of its own, the vault, audit log, history and rules opened for
 // it. "judge" is vaultgate-hook, which hands the call to the judge it
-// started on its first call (vaultgate hook-judge; see the README, The
+// started on its first call (vaultgate hook-judge; see docs/claude-code.md, The
 // hook).
 //
 //	go test ./interop -run '^$' -bench HookStart -benchtime 60x

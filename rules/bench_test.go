@@ -9,7 +9,7 @@ import (
 	"github.com/vaultgate/vaultgate/zones"
 )
 
-// benchRules are 20 rules of the kinds the README shows, none of which
+// benchRules are 20 rules of the kinds docs/config.md shows, none of which
 // denies the benchmark's call, so that each runs on every effect.
 func benchRules(b *testing.B) []policy.Rule {
 	b.Helper()

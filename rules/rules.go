@@ -26,7 +26,7 @@ import (
 const CostLimit = 1_000_000
 
 // Variables are the names an expression may use, with their CEL types,
-// in the order the README lists them.
+// in the order docs/config.md lists them.
 var Variables = []struct {
 	Name string
 	Type *cel.Type

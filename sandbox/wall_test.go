@@ -272,7 +272,7 @@ done`,
 }
 
 // allowedByWall is what the kernel lets a program do in each zone, per the
-// README's table of the wall. A create zone is an edit zone to the kernel.
+// table of the wall in docs/bash.md. A create zone is an edit zone to the kernel.
 func allowedByWall(m zones.Mode, op string) bool {
 	switch m {
 	case zones.Write:

@@ -13,7 +13,7 @@ import (
 	"github.com/vaultgate/vaultgate/sandbox"
 )
 
-// folderRules are the README's drafts_are_mine, as written there, and a
+// folderRules are docs/config.md's drafts_are_mine, as written there, and a
 // limit of deletes per session.
 const folderRules = `
 [[rules.deny]]
@@ -73,7 +73,7 @@ func folderConfig(t *testing.T) *config.Config {
 // is judged on every path inside it, by every route — the move and delete
 // tools, bash's mv and rm, a program's os.rename and rmtree — and the
 // config's rules see each path: a nested .git (a control path) can't be
-// moved or removed with its folder, drafts_are_mine as the README writes
+// moved or removed with its folder, drafts_are_mine as docs/config.md writes
 // it holds against moving drafts away, and a recursive delete of 50 files
 // counts 50 deletes in a fresh session. Each refusal leaves the vault as
 // it was; each row has its positive control.

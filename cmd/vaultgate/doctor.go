@@ -108,7 +108,7 @@ func (d *doctor) run(cfgPath, claudeDir string) {
 	}
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
-		d.problem("mend the key it names (README, Config), or write a new one with vaultgate init", "config %s: %v", cfgPath, err)
+		d.problem("mend the key it names (docs/config.md), or write a new one with vaultgate init", "config %s: %v", cfgPath, err)
 		if files != nil {
 			d.checkClaude(files, nil, cfgPath)
 		}

@@ -238,7 +238,7 @@ func starterConfig(vault string) string {
 		protected = append(protected, q(name))
 	}
 	return fmt.Sprintf(`# vaultgate policy for %[1]s
-# Every key is described in the README ("Config").
+# Every key is described in docs/config.md.
 vault = %[2]s
 lang  = "en"               # "en" or "ru": the language of every reason the agent reads
 

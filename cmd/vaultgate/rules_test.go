@@ -9,7 +9,7 @@ import (
 	"github.com/vaultgate/vaultgate/audit"
 )
 
-// ruleVault is the sample vault with drafts/ (write) and the README's
+// ruleVault is the sample vault with drafts/ (write) and docs/config.md's
 // example rules in its config, plus extra.
 func ruleVault(t *testing.T, extra string) (vault, cfg, auditPath string) {
 	t.Helper()

@@ -1,5 +1,5 @@
 // Package judgesock is how a hook process finds the judge that answers it
-// (see the README, The hook): the folder and name of the judge's Unix
+// (see docs/claude-code.md, The hook): the folder and name of the judge's Unix
 // socket, the connect with its check of who listens, and the two messages
 // that pass over it. It links only the standard library and x/sys, so that
 // vaultgate-hook, which uses it on every tool call, starts about as fast as
@@ -163,7 +163,7 @@ func EnsureDir(dir string) error {
 // digest), run by the vaultgate binary judge: a hook reaches only a judge
 // that loaded the very config it would load itself, with the very binary
 // it would run (an edited config or an upgraded binary gets a judge of
-// its own; the old one ends, see the README). The binary is named by its
+// its own; the old one ends, see docs/claude-code.md). The binary is named by its
 // real path, size and modification time.
 func Name(dir, abs, digest, agent, judge string) (string, error) {
 	real, err := filepath.EvalSymlinks(judge)
