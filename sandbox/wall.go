@@ -33,6 +33,11 @@ type WallConfig struct {
 	// then call Helper when IsHelper says so. A helper that can't start
 	// fails the call: there is no unwalled fallback.
 	Helper string
+	// Names, when set, answers which paths the wall covers by name
+	// (control names, name patterns) from an index kept current, instead
+	// of a walk of the whole vault; where it can't answer exactly the
+	// call walks.
+	Names *NameIndex
 	// Overlay, when set, mounts the vault as an overlay inside the wall:
 	// the vault is its read-only lower layer, and whatever the command
 	// changes lands in Overlay.Upper, for the server to judge when the
@@ -247,8 +252,10 @@ func (e *WallError) Error() string {
 	return "the OS wall is required but missing: " + strings.Join(e.Missing, "; ")
 }
 
-// maxControlWalk bounds the walk that finds control names in the vault.
-const maxControlWalk = 200_000
+// maxControlWalk bounds the walk that finds control names in a vault
+// whose name index can't be exact (see NameIndex): past it the call fails
+// rather than run with names it could not look at.
+const maxControlWalk = 10_000_000
 
 // BuildWall turns the zone table into the wall's plan for the vault as it
 // is now. home is the HOME the command gets. It reads the vault (which
@@ -324,7 +331,7 @@ func BuildWall(cfg *WallConfig, home string) (*Wall, error) {
 			nodes[rel] = node{rel: rel, mode: e.Mode, control: true}
 		}
 	}
-	found, err := controlNames(vault, t)
+	found, err := coveredByName(cfg.Names, vault, t)
 	if err != nil {
 		return nil, err
 	}
@@ -563,6 +570,17 @@ func underSystem(p string) bool {
 		}
 	}
 	return p == "/etc" || strings.HasPrefix(p, "/etc/")
+}
+
+// coveredByName is the paths the wall covers by name: the index's answer
+// where it has an exact one, else a walk's.
+func coveredByName(x *NameIndex, vault string, t *zones.Table) ([]string, error) {
+	if x != nil {
+		if found, err := x.Covered(t); err == nil {
+			return found, nil
+		}
+	}
+	return controlNames(vault, t)
 }
 
 // controlNames walks the vault, without following links, for the paths

@@ -17,6 +17,7 @@ import (
 	"github.com/vaultgate/vaultgate/tools"
 	"github.com/vaultgate/vaultgate/txn"
 	"github.com/vaultgate/vaultgate/vaultfs"
+	"github.com/vaultgate/vaultgate/zones"
 )
 
 // A gate is opened for one of four roles, each by its own constructor, so
@@ -46,6 +47,7 @@ func OpenServer(cfg *config.Config, log io.Writer) (*Gate, error) {
 		return nil, err
 	}
 	g.vault.HelperAhead = true
+	g.watchNames()
 	if err := g.compileRules(); err != nil {
 		g.Close()
 		return nil, err
@@ -171,6 +173,25 @@ func open(cfg *config.Config, recorded, recover bool) (*Gate, error) {
 	g.keep, g.store = kept, kept
 	g.closers = append([]func() error{kept.Close}, g.closers...)
 	return g, nil
+}
+
+// watchNames starts the index of the names the wall covers, for the
+// zone tables of every agent whose bash is walled, so that a walled call
+// costs what it changes rather than a walk of the vault. It reads the
+// vault in the background: the start-up does not wait for it.
+func (g *Gate) watchNames() {
+	var tables []*zones.Table
+	for _, p := range g.cfg.Agents {
+		if p.Bash.Enabled && p.Bash.Wall != config.WallOff {
+			tables = append(tables, p.Zones)
+		}
+	}
+	if len(tables) == 0 {
+		return
+	}
+	x := sandbox.WatchNames(g.cfg.Vault, tables)
+	g.vault.Names = x
+	g.closers = append(g.closers, x.Close)
 }
 
 // checkOverlay tells a person at start-up when the state folder can't

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,5 +196,75 @@ func TestWallGitHoldsNoHiddenCopy(t *testing.T) {
 		if hidden != (r.Decision == Deny) {
 			t.Errorf("hidden %v: read .git/HEAD: %s %q", hidden, r.Decision, r.Text())
 		}
+	}
+}
+
+// TestWallCoversWhatAppearsBetweenCalls: a hidden name that appears
+// between two walled calls — written by a person's editor, renamed into
+// the vault from outside, brought by a git clone — is covered on the very
+// next call, with no wait: the wall's index of names is brought up to date
+// before each call, not trusted as it stands.
+func TestWallCoversWhatAppearsBetweenCalls(t *testing.T) {
+	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
+		t.Skip("wall: the walled run needs root (CI runs it)")
+	}
+	cfg, vault := patternVault(t, "required")
+	g := serverGate(t, cfg)
+	p := cfg.Policy(config.DefaultAgent)
+	c := Caller{Via: ViaStdio, Session: &policy.Session{ID: "s", Agent: p.Name, State: policy.NewState()}, Policy: p}
+	bash := func(command string) string {
+		t.Helper()
+		o := g.Call(context.Background(), c, "bash", map[string]any{"command": command}, Serve)
+		if o.Result == nil {
+			t.Fatalf("%s: %s %q", command, o.Decision, o.Text())
+		}
+		return o.Result.Stdout
+	}
+	bash("true") // the index has read the vault
+	outside := t.TempDir()
+	steps := []struct {
+		route string
+		make  func() error
+		shown string // a name beside it the wall shows (the positive control)
+	}{
+		{"a person's editor", func() error {
+			os.MkdirAll(filepath.Join(vault, "deep/er/still"), 0o755)
+			os.WriteFile(filepath.Join(vault, "deep/er/still/plain.md"), []byte("plain-one\n"), 0o644)
+			return os.WriteFile(filepath.Join(vault, "deep/er/still/.env"), []byte("TOKEN=edited-secret\n"), 0o644)
+		}, "plain-one"},
+		{"a rename into the vault", func() error {
+			os.MkdirAll(filepath.Join(outside, "proj/sub"), 0o755)
+			os.WriteFile(filepath.Join(outside, "proj/sub/id.pem"), []byte("moved-secret\n"), 0o644)
+			os.WriteFile(filepath.Join(outside, "proj/sub/readme.md"), []byte("plain-two\n"), 0o644)
+			return os.Rename(filepath.Join(outside, "proj"), filepath.Join(vault, "notes/proj"))
+		}, "plain-two"},
+		{"a git clone", func() error {
+			src := filepath.Join(outside, "repo")
+			os.MkdirAll(src, 0o755)
+			os.WriteFile(filepath.Join(src, "readme.md"), []byte("plain-three\n"), 0o644)
+			os.WriteFile(filepath.Join(src, "notes.md"), []byte("cloned-secret\n"), 0o644)
+			for _, args := range [][]string{{"-C", src, "init", "-q"}, {"-C", src, "add", "-A"}, {"-C", src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"}, {"-C", src, "rm", "-q", "notes.md"}, {"-C", src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "y"}, {"clone", "-q", src, filepath.Join(vault, "notes/clone")}} {
+				if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+					return fmt.Errorf("git %v: %v %s", args, err, out)
+				}
+			}
+			return nil
+		}, "plain-three"},
+	}
+	for _, s := range steps {
+		if err := s.make(); err != nil {
+			t.Fatalf("%s: %v", s.route, err)
+		}
+		// No wait: the very next call.
+		out := bash(`grep -r . . 2>/dev/null; cd notes/clone 2>/dev/null && git log -p 2>&1 | grep secret; true`)
+		if strings.Contains(out, "-secret") {
+			t.Errorf("after %s, the next walled call read a hidden name:\n%s", s.route, out)
+		}
+		if !strings.Contains(out, s.shown) {
+			t.Errorf("after %s, the next walled call did not see %s beside it", s.route, s.shown)
+		}
+	}
+	if st := g.vault.Names.Status(); !st.Exact {
+		t.Errorf("the name index is not exact: %+v", st)
 	}
 }

@@ -155,6 +155,7 @@ func (s *Set) prepareBash(command, cwd string) (plan *Plan, wall *sandbox.WallCo
 	wall, wallErr := bashWall(s.Bash, s.Vault.WallHelper)
 	if wall != nil {
 		wall.Zones = s.Zones
+		wall.Names = s.Vault.Names
 		confine(plan.Effects)
 	}
 	// On the overlay what the command really changes is judged before it

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/vaultgate/vaultgate/history"
+	"github.com/vaultgate/vaultgate/sandbox"
 	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
 )
@@ -31,6 +32,9 @@ type Vault struct {
 	// before it ends (sandbox.Request.Ahead): for a server, which runs
 	// many; not for vaultgate exec, which runs one.
 	HelperAhead bool
+	// Names is the index of the paths the wall covers by name, kept by a
+	// server (sandbox.WatchNames); nil walks the vault on each walled call.
+	Names *sandbox.NameIndex
 	// StateDir is the server's state folder, where a walled bash call's
 	// overlay layer is made (txn.NewLayer): never inside the vault.
 	StateDir string

@@ -21,6 +21,7 @@ import (
 	"github.com/vaultgate/vaultgate/transport"
 	"github.com/vaultgate/vaultgate/vaultid"
 	"github.com/vaultgate/vaultgate/visible"
+	"github.com/vaultgate/vaultgate/zones"
 )
 
 func init() {
@@ -252,6 +253,7 @@ func (d *doctor) checkWall(cfg *config.Config) {
 		d.warn(`set [bash] wall = "required" on a Linux with the features below`, `bash runs on the analysis alone (wall = "off"): programs of unknown effect are refused, and nothing checks what a command really did`)
 		return
 	}
+	d.checkNameIndex(cfg, p.Zones)
 	probe := sandbox.ProbeWall(sandbox.HelperBeside())
 	if len(probe.Missing) == 0 {
 		d.ok("the OS wall stands: every kernel feature is there (namespaces, Landlock, overlay)")
@@ -267,6 +269,21 @@ func (d *doctor) checkWall(cfg *config.Config) {
 		return
 	}
 	d.warn("run on a kernel that has them", "the wall is best-effort and lacks %s", strings.Join(missing, "; "))
+}
+
+// checkNameIndex opens the wall's index of names as a server opens it,
+// and says whether a walled call is answered by it or walks the vault.
+func (d *doctor) checkNameIndex(cfg *config.Config, t *zones.Table) {
+	x := sandbox.WatchNames(cfg.Vault, []*zones.Table{t})
+	defer x.Close()
+	_, err := x.Covered(t)
+	st := x.Status()
+	if err == nil {
+		d.ok("the wall's index of names watches the vault's %d folder(s): a walled call does not walk the vault", st.Folders)
+		return
+	}
+	d.warn("nothing is less safe, only slower: the walk finds what the index would. For speed keep the vault on a local file system, with fs.inotify.max_user_watches above its number of folders",
+		"each walled bash call walks the whole vault: %s", st.Reason)
 }
 
 func (d *doctor) checkHTTP(cfg *config.Config) {

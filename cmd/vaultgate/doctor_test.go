@@ -114,3 +114,40 @@ func TestDoctorBrokenSetups(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorSaysHowTheWallFindsNames: with the wall up, doctor says
+// whether a walled call is answered by the index of names or walks the
+// vault, and why — here a vault on a file system that is not known to be
+// local (mqueue, which any root can mount), where the index is never
+// trusted.
+func TestDoctorSaysHowTheWallFindsNames(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the wall and the mount need root (CI runs it)")
+	}
+	bin, _, cfg, home := doctorSetup(t)
+	os.WriteFile(cfg, []byte(strings.Replace(string(mustRead(t, cfg)), `wall = "off"`, `wall = "required"`, 1)), 0o644)
+	out, _ := runDoctor(t, bin, home, "--config", cfg)
+	if !strings.Contains(out, "ok       the wall's index of names watches the vault's") {
+		t.Errorf("doctor says nothing of the index on a local vault:\n%s", out)
+	}
+
+	queues := filepath.Join(t.TempDir(), "queues")
+	os.Mkdir(queues, 0o755)
+	if err := exec.Command("mount", "-t", "mqueue", "none", queues).Run(); err != nil {
+		t.Fatalf("mount mqueue: %v", err)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", queues).Run() })
+	other := filepath.Join(filepath.Dir(cfg), "queues.toml")
+	os.WriteFile(other, []byte(`vault = "`+queues+`"
+[audit]
+path = "state/audit.jsonl"
+[zones]
+edit = ["."]
+[bash]
+wall = "required"
+`), 0o644)
+	out, _ = runDoctor(t, bin, home, "--config", other)
+	if !strings.Contains(out, "warning  each walled bash call walks the whole vault: "+queues+" is on file system type 0x19800202") {
+		t.Errorf("doctor does not say the walled calls walk a vault it can't watch:\n%s", out)
+	}
+}

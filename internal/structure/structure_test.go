@@ -224,13 +224,15 @@ func TestOneAnswerEach(t *testing.T) {
 		// O_PATH, file handles and xattrs, which an afero.Fs does not give,
 		// and its commit reads the upper layer's new files (it writes the
 		// vault through vaultfs); the wall opens the folders it mounts on
-		// and probes an overlay in the state folder; readfloor is not
+		// and probes an overlay in the state folder; the name index
+		// (watch) opens folders beneath the vault's descriptor to watch and
+		// list them, and never a file's content; readfloor is not
 		// vaultgate's but the bare MCP server its read is measured against.
 		{"a vault's files are opened only through vaultfs", outside("vaultfs/",
 			callsOf(srcs, "OpenRoot", "os"), callsOf(srcs, "OpenInRoot", "os"),
 			callsOf(srcs, "Openat2", "unix"), callsOf(srcs, "Openat", "unix"),
 			callsOf(srcs, "NewOsFs", "afero"), callsOf(srcs, "NewBasePathFs", "afero")),
-			[]string{"txn/tree_linux.go", "txn/apply_linux.go", "sandbox/helper_linux.go", "sandbox/overlay_linux.go", "interop/readfloor/main.go"}},
+			[]string{"txn/tree_linux.go", "txn/apply_linux.go", "sandbox/helper_linux.go", "sandbox/overlay_linux.go", "watch/tree_linux.go", "interop/readfloor/main.go"}},
 		{"the vault's file system is opened only by a gate", outside("vaultfs/", callsOf(srcs, "Open", "vaultfs"), callsOf(srcs, "OpenRootFs", "vaultfs")), []string{"server/open.go"}},
 		// What a person reads from the CLI goes through one escape,
 		// visible.Mode.Escape, which is also the only writer of a
