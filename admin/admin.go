@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/vaultid"
 )
 
@@ -55,6 +57,11 @@ type Options struct {
 	// Heartbeat is how often the live stream sends a comment to keep
 	// proxies from closing it; 0 is 15 seconds.
 	Heartbeat time.Duration
+	// Undo carries out the person's undo, or on a dry run plans it,
+	// through a person's gate (server.OpenPerson, Gate.Undo): the page's
+	// undo buttons (POST /api/undo). nil: the panel can't undo (a log
+	// given without its config) and the page offers only the command.
+	Undo func(server.UndoRequest) (*server.Undone, error)
 }
 
 // Server is the panel's HTTP handler.
@@ -66,6 +73,7 @@ type Server struct {
 	ix     *index
 	// started is closed once the index is loaded or built and saved.
 	started chan struct{}
+	undoMu  sync.Mutex // one undo of the panel's at a time
 }
 
 // Close keeps the index for the next start (when Options.Index names a
@@ -131,6 +139,7 @@ func New(opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/day", s.authed(s.day))
 	s.mux.HandleFunc("GET /api/events", s.authed(s.events))
 	s.mux.HandleFunc("GET /api/changes/{id}", s.authed(s.changes))
+	s.mux.HandleFunc("POST /api/undo", s.authed(s.undo))
 	s.mux.HandleFunc("GET /api/", s.authed(func(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "no such endpoint")
 	}))
@@ -140,7 +149,8 @@ func New(opt Options) (*Server, error) {
 }
 
 // ServeHTTP sets the security headers on every answer, refusals included,
-// and refuses every method that could change something.
+// and refuses every method that could change something, but the one act
+// the page asks for, the person's undo (POST /api/undo, undo.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", CSP)
@@ -150,9 +160,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	undo := r.URL.Path == "/api/undo"
+	switch {
+	case undo && r.Method != http.MethodPost:
+		h.Set("Allow", "POST")
+		httpError(w, http.StatusMethodNotAllowed, "undo is a POST")
+		return
+	case !undo && r.Method != http.MethodGet && r.Method != http.MethodHead:
 		h.Set("Allow", "GET, HEAD")
-		httpError(w, http.StatusMethodNotAllowed, "the panel is read-only")
+		httpError(w, http.StatusMethodNotAllowed, "the panel only reads, but for its undo (POST /api/undo)")
 		return
 	}
 	s.mux.ServeHTTP(w, r)

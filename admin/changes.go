@@ -25,6 +25,8 @@ type ChangesPage struct {
 	Changes []PathChange `json:"changes"`
 	// Cut says the diffs were cut at maxDiffText.
 	Cut bool `json:"cut,omitempty"`
+	// CanUndo says the page may offer to undo the call here (Options.Undo).
+	CanUndo bool `json:"can_undo"`
 }
 
 // PathChange is one changed path: its op, sizes, and the diff text (a
@@ -91,7 +93,7 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	page := ChangesPage{ID: id, Undo: s.undoLine(id), Changes: make([]PathChange, 0, len(entries))}
+	page := ChangesPage{ID: id, Undo: s.undoLine(id), Changes: make([]PathChange, 0, len(entries)), CanUndo: s.opt.Undo != nil}
 	budget := maxDiffText
 	diffs, errs := store.EntryDiffs(entries)
 	for i, e := range entries {
@@ -130,11 +132,7 @@ func cutText(text string, budget int, cut *bool) (string, int) {
 // undoLine is the command that takes the call back, ready to paste into a
 // shell: the config named when the panel knows it.
 func (s *Server) undoLine(id string) string {
-	line := "vaultgate undo "
-	if s.opt.Config != "" {
-		line += "--config " + shellQuote(s.opt.Config) + " "
-	}
-	return line + shellQuote(id)
+	return s.undoCommand(UndoRequest{IDs: []string{id}})
 }
 
 // shellQuote is s as one word to paste into bash: the shell parser's own

@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/vaultgate/vaultgate/audit"
 )
 
 // Counts are a stretch of calls in brief.
@@ -46,11 +49,14 @@ type AgentDay struct {
 
 // SessionDay is one session: who, when, how long, what it changed.
 type SessionDay struct {
-	ID    string    `json:"id"`
-	Agent string    `json:"agent"`
-	Via   []string  `json:"via"`
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
+	ID    string   `json:"id"`
+	Agent string   `json:"agent"`
+	Via   []string `json:"via"`
+	// Client is what the session came through, in words (clientOf), for
+	// a label a person knows it by rather than its id.
+	Client string    `json:"client"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
 	Counts
 	// Changed is the first paths it changed (at most maxChanged), in
 	// order; ChangedPaths how many in all. A call that changed several
@@ -69,6 +75,8 @@ type DayPage struct {
 	More    int    `json:"more,omitempty"`
 	LastSeq int64  `json:"last_seq"`
 	Damaged string `json:"damaged,omitempty"`
+	// CanUndo says the page may offer its undo buttons (Options.Undo).
+	CanUndo bool `json:"can_undo"`
 }
 
 const (
@@ -83,7 +91,7 @@ func (s *Server) day(w http.ResponseWriter, r *http.Request) {
 	}
 	defer unlock()
 	ix := s.ix
-	page := DayPage{Agents: []AgentDay{}, Sessions: []SessionDay{}, LastSeq: ix.lastSeq, Damaged: s.damaged()}
+	page := DayPage{Agents: []AgentDay{}, Sessions: []SessionDay{}, LastSeq: ix.lastSeq, Damaged: s.damaged(), CanUndo: s.opt.Undo != nil}
 	agents := map[uint32]*AgentDay{}
 	type sess struct {
 		SessionDay
@@ -136,6 +144,7 @@ func (s *Server) day(w http.ResponseWriter, r *http.Request) {
 	})
 	for _, ss := range sessions {
 		ss.ChangedPaths = len(ss.paths)
+		ss.Client = clientOf(ss.Via, ss.ID)
 		page.Sessions = append(page.Sessions, ss.SessionDay)
 	}
 	slices.SortFunc(page.Sessions, func(a, b SessionDay) int {
@@ -146,4 +155,31 @@ func (s *Server) day(w http.ResponseWriter, r *http.Request) {
 		page.Sessions = page.Sessions[:maxSessions]
 	}
 	writeJSON(w, page)
+}
+
+// clientOf says in words what a session's calls came through, by the
+// vias its lines name: Claude Code (its hook, or the stdio server Claude
+// Code started, which takes Claude Code's session id rather than making
+// a "stdio-" one), vaultgate run, an MCP client, the person.
+func clientOf(vias []string, session string) string {
+	has := func(v audit.Via) bool { return slices.Contains(vias, string(v)) }
+	switch {
+	case has(audit.ViaHook), has(audit.ViaStdio) && !strings.HasPrefix(session, "stdio-"):
+		return "Claude Code"
+	case has(audit.ViaRun):
+		return "vaultgate run"
+	case has(audit.ViaStdio):
+		return "an MCP client over stdio"
+	case has(audit.ViaHTTP):
+		return "an MCP client over HTTP"
+	case has(audit.ViaExec):
+		return "vaultgate exec"
+	case has(audit.ViaPanel):
+		return "you, in this panel"
+	case has(audit.ViaCLI):
+		return "you, at the command line"
+	case has(audit.ViaStartUp):
+		return "vaultgate's start-up"
+	}
+	return strings.Join(vias, ", ")
 }

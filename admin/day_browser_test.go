@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -259,15 +260,19 @@ func TestPersonsDayInChromium(t *testing.T) {
 	if totals != "calls=10 changes=3 denies=3 failed=1 look=5" {
 		t.Errorf("today's totals: %s", totals)
 	}
+	// Each session is shown by a label a person knows it by — when it
+	// started, through what, which agent — with its id below it.
 	sessions := eval(`[...document.querySelectorAll("#sessions li button")].map(b => b.innerText.replace(/\s+/g, " ")).join("\n")`)
 	lines := strings.Split(sessions, "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "cc-5e1f ") || !strings.Contains(lines[0], "hook") ||
-		!strings.Contains(lines[0], "3 calls · 0 changes · 2 denied") {
-		t.Errorf("the hook's session first, with its counts:\n%s", sessions)
+	label := regexp.MustCompile(`^\d\d:\d\d · (Claude Code|an MCP client over stdio) · agent default (cc-5e1f|stdio-\S+) · `)
+	if len(lines) != 2 || label.FindStringSubmatch(lines[0]) == nil || label.FindStringSubmatch(lines[0])[1] != "Claude Code" ||
+		!strings.Contains(lines[0], " cc-5e1f · hook · ") || !strings.Contains(lines[0], "3 calls · 0 changes · 2 denied") {
+		t.Errorf("the hook's session first, labelled, with its counts:\n%s", sessions)
 	}
-	if len(lines) == 2 && (!strings.HasPrefix(lines[1], "stdio-") || !strings.Contains(lines[1], "7 calls · 3 changes · 1 denied · 1 failed") ||
+	if len(lines) == 2 && (label.FindStringSubmatch(lines[1]) == nil || label.FindStringSubmatch(lines[1])[1] != "an MCP client over stdio" ||
+		!strings.Contains(lines[1], "7 calls · 3 changes · 1 denied · 1 failed") ||
 		!strings.Contains(lines[1], "changed notes/plan.md, notes/ideas.md, notes/old/**")) {
-		t.Errorf("the MCP session, with its counts and what it changed:\n%s", sessions)
+		t.Errorf("the MCP session, labelled, with its counts and what it changed:\n%s", sessions)
 	}
 	if agents := eval(`document.querySelector("#agents tbody").innerText.replace(/\s+/g, " ").trim()`); agents != "default 10 3 3 1 5" {
 		t.Errorf("per agent: %q", agents)
@@ -289,7 +294,8 @@ func TestPersonsDayInChromium(t *testing.T) {
 
 	// One click into the MCP session: its calls in order.
 	do("open the session", chromedp.Click(chromedp.CSS(`#sessions li:nth-child(2) button`)))
-	waitJS("the session view", `document.getElementById("day-title").textContent.startsWith("Session stdio-") && document.querySelectorAll("#calls tbody tr").length === 7`)
+	waitJS("the session view", `document.getElementById("day-title").textContent.includes(" · an MCP client over stdio · agent default") &&
+		document.getElementById("day-sub").textContent.startsWith("stdio-") && document.querySelectorAll("#calls tbody tr").length === 7`)
 	tools := eval(`[...document.querySelectorAll("#calls tbody tr")].map(r => r.cells[3].textContent).join(",")`)
 	if tools != "read,edit,write,delete,bash,bash,delete" {
 		t.Errorf("the session's calls in order: %s", tools)
@@ -367,7 +373,10 @@ func TestPersonsDayInChromium(t *testing.T) {
 	// A phone: 390 px wide, no horizontal scroll, with a record open too.
 	do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Click(chromedp.ID("f-clear")))
 	waitJS("the day on a phone", `document.querySelectorAll("#calls tbody tr").length === 10`)
-	noScroll := `document.documentElement.scrollWidth <= window.innerWidth && document.body.scrollWidth <= window.innerWidth`
+	// Against the visual viewport: a page wider than the phone makes the
+	// layout viewport (window.innerWidth) wider with it.
+	noScroll := `document.documentElement.scrollWidth <= document.documentElement.clientWidth && document.body.scrollWidth <= document.documentElement.clientWidth &&
+		window.innerWidth <= Math.ceil(visualViewport.width)`
 	if v := eval(`String(` + noScroll + `) + " " + document.documentElement.scrollWidth + "/" + window.innerWidth`); !strings.HasPrefix(v, "true") {
 		t.Errorf("at 390 px the page scrolls sideways: %s", v)
 	}

@@ -1,5 +1,6 @@
-// Package admin serves vaultgate's read-only audit panel: one web page,
-// embedded in the binary, made for a person reading their agent's day.
+// Package admin serves vaultgate's audit panel: one web page, embedded in
+// the binary, made for a person reading their agent's day. It reads, but
+// for the person's one act, an undo (undo.go).
 // It opens on today's counts, per agent and per session, and the day's
 // calls, live as they are appended (server-sent events read from the
 // index), with what needs a look (Look) marked and filterable,
@@ -38,10 +39,21 @@
 // itself (a cookie invites cross-site requests). A header the page must
 // add by hand is never sent by anyone else's page.
 //
+// # Undo
+//
+// POST /api/undo is the one request that changes anything: the person's
+// undo of a call or a session, previewed first (dry_run), then confirmed.
+// The panel does not act itself: it hands the request to Options.Undo,
+// a person's gate (server.OpenPerson, Gate.Undo), so the plan, the
+// conflict rules, the words and the audit line (via "panel") are
+// vaultgate undo's. It takes the token from the header alone, JSON alone,
+// from its own origin alone.
+//
 // # What it must never do
 //
-// It must never write to the log or act in the vault: it answers GET and
-// HEAD only. It must never start without a token, and must never let
+// It must never write to the log or act in the vault by itself: it
+// answers GET and HEAD, and POST at /api/undo alone, which goes through
+// the gate. It must never start without a token, and must never let
 // text from the log become markup: the script inserts everything with
 // textContent, and every response carries a Content-Security-Policy that
 // allows no inline script or style and, through Trusted Types, makes an

@@ -218,10 +218,13 @@ func deriveCall(c *audit.Call) parsed {
 		}
 	}
 	// What it changed: what bash really did when the line says, else the
-	// planned effects; only of a call that went through.
+	// planned effects; only of a call that went through. The person's
+	// undo changed what its effects name even when it failed: its line
+	// fails when it left a path alone (a conflict), after putting back
+	// the rest, or when a restore failed part way.
 	changed := map[string]bool{}
 	subtree := false
-	took := s.decision == decAllow && !s.failed && !s.after
+	took := s.decision == decAllow && !s.after && (!s.failed || personsAct(r.Via))
 	note := func(op, path string) {
 		if op == "delete" {
 			s.look |= LookDelete
@@ -282,6 +285,10 @@ func deriveCall(c *audit.Call) parsed {
 	p.text = text.Bytes()
 	return p
 }
+
+// personsAct reports whether a call came from the person (undo, at the
+// command line or in the panel), not an agent.
+func personsAct(v audit.Via) bool { return v == audit.ViaCLI || v == audit.ViaPanel }
 
 // argText adds the path-like arguments, nested ones too (the hook logs
 // Claude Code's tool_input as it came).

@@ -16,7 +16,8 @@ import (
 // start (sandbox.Blocked), whatever the whitelist says; then each
 // [[run.secrets]] entry's value under its name; then set (HOME, USER, …),
 // which replace anything of the same name. A secret whose from_env is not
-// set is an error: the agent would start without its credential.
+// set is an error: the agent would start without its credential; an
+// optional one is then left out.
 func Env(r config.Run, environ []string, set map[string]string) ([]string, error) {
 	vals := map[string]string{}
 	var order []string
@@ -50,6 +51,9 @@ func Env(r config.Run, environ []string, set map[string]string) ([]string, error
 	}
 	for _, s := range r.Secrets {
 		v, ok := lookup(environ, s.FromEnv)
+		if (!ok || v == "") && s.Optional {
+			continue
+		}
 		if !ok || v == "" {
 			return nil, fmt.Errorf("[[run.secrets]] %s: $%s is not set in vaultgate's environment", s.Name, s.FromEnv)
 		}

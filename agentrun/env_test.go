@@ -44,6 +44,12 @@ func TestEnv(t *testing.T) {
 	if _, err := Env(config.Run{Secrets: []config.RunSecret{{Name: "K", FromEnv: "UNSET_ONE"}}}, launcher, set); err == nil || !strings.Contains(err.Error(), "$UNSET_ONE is not set") {
 		t.Errorf("a secret whose variable is unset: %v", err)
 	}
+	// An optional secret whose variable is unset is left out, and the
+	// launcher's variable of its name does not pass in its place.
+	opt := config.Run{Env: []string{"*"}, Secrets: []config.RunSecret{{Name: "EDITOR", FromEnv: "UNSET_ONE", Optional: true}, {Name: "ANTHROPIC_API_KEY", FromEnv: "MY_KEY", Optional: true}}}
+	if got, err := Env(opt, launcher, set); err != nil || slices.ContainsFunc(got, func(kv string) bool { return strings.HasPrefix(kv, "EDITOR=") }) || !slices.Contains(got, "ANTHROPIC_API_KEY=agentkey") {
+		t.Errorf("optional secrets: %v %v", got, err)
+	}
 }
 
 // TestClaudeArgs: run --claude's flags come right after the program, so
@@ -54,19 +60,28 @@ func TestClaudeArgs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("args %v", got)
 	}
-	b, err := claudeSettings("/opt/vault gate/vaultgate", "ru", "vault")
+	b, err := claudeSettings("/opt/vault gate/vaultgate", "ru", "vault", "/r/sock", "/r/token")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s struct {
-		Hooks struct {
-			PreToolUse []struct {
-				Matcher string
-				Hooks   []struct{ Type, Command string }
-			}
+	type hook struct {
+		Matcher string
+		Hooks   []struct {
+			Type, Command, OnFailure string
 		}
 	}
-	if err := json.Unmarshal(b, &s); err != nil || len(s.Hooks.PreToolUse) != 1 {
+	var s struct {
+		Hooks struct {
+			PreToolUse    []hook
+			PostToolBatch []hook
+		}
+		Permissions struct {
+			DefaultMode string
+			Deny        []string
+		}
+		Env map[string]string
+	}
+	if err := json.Unmarshal(b, &s); err != nil || len(s.Hooks.PreToolUse) != 1 || len(s.Hooks.PostToolBatch) != 1 {
 		t.Fatalf("settings %s: %v", b, err)
 	}
 	h := s.Hooks.PreToolUse[0]
@@ -74,9 +89,24 @@ func TestClaudeArgs(t *testing.T) {
 		if !slices.Contains(strings.Split(h.Matcher, "|"), tool) {
 			t.Errorf("matcher %q lacks %s", h.Matcher, tool)
 		}
+		if !slices.Contains(s.Permissions.Deny, tool) {
+			t.Errorf("permissions.deny %q lacks %s: Claude Code would offer it", s.Permissions.Deny, tool)
+		}
 	}
-	if len(h.Hooks) != 1 || h.Hooks[0].Command != "'/opt/vault gate/vaultgate' connect "+HookArg+" --lang ru --server vault || exit 2" {
-		t.Errorf("hook %+v", h.Hooks)
+	for _, tool := range []string{"TodoWrite", "Task", "Agent", "WebFetch", "mcp__vault"} {
+		if slices.Contains(s.Permissions.Deny, tool) {
+			t.Errorf("permissions.deny holds %s", tool)
+		}
+	}
+	const cmd = "'/opt/vault gate/vaultgate' connect " + HookArg + " --lang ru --server vault --socket /r/sock --token-file /r/token"
+	if len(h.Hooks) != 1 || h.Hooks[0].Command != cmd+" || exit 2" || h.Hooks[0].OnFailure != "block" {
+		t.Errorf("PreToolUse hook %+v", h.Hooks)
+	}
+	if bh := s.Hooks.PostToolBatch[0].Hooks; len(bh) != 1 || bh[0].Command != cmd {
+		t.Errorf("PostToolBatch hook %+v", bh)
+	}
+	if s.Permissions.DefaultMode != "bypassPermissions" || s.Env["DISABLE_AUTOUPDATER"] != "1" || s.Env["ENABLE_TOOL_SEARCH"] != "false" {
+		t.Errorf("settings %s", b)
 	}
 	m, _ := mcpConfig("vault", "/usr/bin/vaultgate", "/r/sock", "/r/token")
 	var mc struct {

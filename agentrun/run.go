@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/vaultgate/vaultgate/claude"
 	"github.com/vaultgate/vaultgate/config"
@@ -123,7 +126,7 @@ func Run(ctx context.Context, o Options) (int, error) {
 	argv := append([]string{}, o.Command...)
 	if o.Claude {
 		settings := filepath.Join(dir, "claude-settings.json")
-		b, err := claudeSettings(o.Exe, string(pol.Lang), pol.Hook.ServerName)
+		b, err := claudeSettings(o.Exe, string(pol.Lang), pol.Hook.ServerName, sock, tokenFile)
 		if err != nil {
 			return 0, fail("agent", "%v", err)
 		}
@@ -144,10 +147,6 @@ func Run(ctx context.Context, o Options) (int, error) {
 	if err != nil {
 		return 0, &Error{Step: "environment", Err: err}
 	}
-	prog, err := findProgram(argv[0], env)
-	if err != nil {
-		return 0, &Error{Step: "agent", Err: err}
-	}
 	cwd := o.Cwd
 	if cwd == "" {
 		cwd = cfg.Run.Home
@@ -156,13 +155,27 @@ func Run(ctx context.Context, o Options) (int, error) {
 		return 0, fail("agent", "--cwd %q is not absolute", cwd)
 	}
 	var hide []string
+	home := ""
 	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) && h != "/" {
-		hide = append(hide, h)
+		home = filepath.Clean(h)
+		hide = append(hide, home)
+	}
+	path, _ := lookup(env, "PATH")
+	// What the view shows already: the system, [run] read_only, its home.
+	shows := slices.Concat(systemDirs, cfg.Run.ReadOnly, []string{cfg.Run.Home})
+	prog, err := locate(argv, path, places(o.Environ, home), func(p string) bool {
+		return slices.ContainsFunc(shows, func(d string) bool { return under(p, d) })
+	})
+	if err != nil {
+		return 0, &Error{Step: "agent", Err: err}
+	}
+	if err := apart(cfg, home, prog.Binds); err != nil {
+		return 0, &Error{Step: "agent", Err: err}
 	}
 	wall, err := sandbox.AgentWall(sandbox.AgentView{
 		Home: cfg.Run.Home, Hide: hide,
 		Cover:   []string{cfg.Vault, cfg.File, cfg.StateDir, cfg.AuditPath},
-		Binds:   append([]string{dir, o.Exe}, cfg.Run.ReadOnly...),
+		Binds:   append(append([]string{dir, o.Exe}, cfg.Run.ReadOnly...), prog.Binds...),
 		Network: cfg.Run.Network == config.NetworkHost,
 		User:    u,
 	})
@@ -189,7 +202,10 @@ func Run(ctx context.Context, o Options) (int, error) {
 	}
 	defer gate.Close()
 	runID := newRunID()
-	session := &policy.Session{ID: "run-" + runID, Agent: pol.Name, State: policy.NewState()}
+	// The run's id is its session's: every connection's calls, and the
+	// hook's reports, are one session, which --session filters take as
+	// the id run prints.
+	session := &policy.Session{ID: runID, Agent: pol.Name, State: policy.NewState()}
 	gw := &gateway{ln: ln, gate: gate, policy: pol, runID: runID, session: session, token: token, uid: os.Geteuid(), errLog: errLog, conns: map[net.Conn]bool{}}
 	if u != nil {
 		gw.uid = u.UID
@@ -201,13 +217,17 @@ func Run(ctx context.Context, o Options) (int, error) {
 	defer gw.close()
 
 	proc, err := sandbox.StartAgent(&sandbox.Agent{
-		Wall: wall, Helper: o.Helper, Path: prog, Args: argv, Env: env, Dir: cwd,
+		Wall: wall, Helper: o.Helper, Path: prog.Path, Args: prog.Args, Env: env, Dir: cwd,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	if err != nil {
 		return 0, &Error{Step: "agent", Err: err}
 	}
-	fmt.Fprintf(logw, "vaultgate: run %s: %s started as %s (uid %d) behind the wall; the vault is served to it on %s\n", runID, prog, userName, uid, sock)
+	fmt.Fprintf(logw, "vaultgate: run %s: %s started as %s (uid %d) behind the wall; the vault is served to it on %s\n", runID, prog.Found, userName, uid, sock)
+	if len(prog.Binds) > 0 {
+		fmt.Fprintf(logw, "vaultgate: run %s: shown read-only for it to start: %s\n", runID, strings.Join(prog.Binds, ", "))
+	}
+	fmt.Fprintf(logw, "vaultgate: run %s: its calls: vaultgate audit tail --session %s; its changes: vaultgate history --session %s, vaultgate undo --session %s\n", runID, runID, runID, runID)
 
 	var runErr error
 	grace := o.Grace
@@ -249,6 +269,20 @@ func Run(ctx context.Context, o Options) (int, error) {
 	return code, runErr
 }
 
+// DefaultUser is the agent's user that init names for a root launcher.
+const DefaultUser = "vaultgate-agent"
+
+// UserAdd is the command that creates the agent's user name: a system
+// user with a group of its own, no home of the host's (run gives it its
+// own) and no login shell.
+func UserAdd(name string) string {
+	q, err := syntax.Quote(name, syntax.LangBash)
+	if err != nil {
+		q = name // a NUL, which config refuses in a user's name; shown through the CLI's escape
+	}
+	return "useradd --system --user-group --no-create-home --shell /usr/sbin/nologin " + q
+}
+
 // agentUser is the agent's user: required, and looked up, when the
 // launcher is root; otherwise the launcher's own uid, in a user namespace.
 func agentUser(name string) (u *sandbox.User, uid, gid int, err error) {
@@ -262,11 +296,11 @@ func agentUser(name string) (u *sandbox.User, uid, gid int, err error) {
 		return nil, os.Geteuid(), os.Getegid(), nil
 	}
 	if name == "" {
-		return nil, 0, 0, fail("user", "[run] user is required when vaultgate runs as root: the agent must not run as root (create one: useradd --system --user-group --no-create-home vaultgate-agent)")
+		return nil, 0, 0, fail("user", "[run] user is required when vaultgate runs as root: the agent must not run as root (name one in [run] user, e.g. %q, and create it: %s)", DefaultUser, UserAdd(DefaultUser))
 	}
 	su, err := sandbox.LookupUser(name)
 	if err != nil {
-		return nil, 0, 0, fail("user", "[run] user %q: %v (create it: useradd --system --user-group --no-create-home %s)", name, errors.Unwrap(err), name)
+		return nil, 0, 0, fail("user", "[run] user %q: %v (create it: %s)", name, errors.Unwrap(err), UserAdd(name))
 	}
 	return su, su.UID, su.GID, nil
 }
@@ -366,33 +400,6 @@ func writeOwned(p string, b []byte, mode os.FileMode, uid, gid int) error {
 	return nil
 }
 
-// findProgram resolves the agent's program as the agent's PATH finds it,
-// on the host: the view shows the same system folders, and the helper's
-// exec says so if the program is not there.
-func findProgram(name string, env []string) (string, error) {
-	if strings.Contains(name, "/") {
-		abs, err := filepath.Abs(name)
-		if err != nil {
-			return "", err
-		}
-		if err := executable(abs); err != nil {
-			return "", fmt.Errorf("can't start %s: %w", name, err)
-		}
-		return abs, nil
-	}
-	path, _ := lookup(env, "PATH")
-	for _, d := range filepath.SplitList(path) {
-		if !filepath.IsAbs(d) {
-			continue // a relative PATH entry means nothing in another view
-		}
-		p := filepath.Join(d, name)
-		if executable(p) == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("can't start %s: not found in the agent's PATH (%s)", name, path)
-}
-
 func executable(p string) error {
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -400,6 +407,25 @@ func executable(p string) error {
 	}
 	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
 		return fmt.Errorf("%s is not an executable file", p)
+	}
+	return nil
+}
+
+// apart refuses a bind of the agent's program that would show what the
+// agent must never see: the vault, the config, the state folder, the audit
+// log, or the person's home (or a folder holding it).
+func apart(cfg *config.Config, home string, binds []string) error {
+	for _, b := range binds {
+		for _, ctl := range []struct{ what, path string }{
+			{"the vault", cfg.Vault}, {"the config", cfg.File}, {"the state folder", cfg.StateDir}, {"the audit log", cfg.AuditPath},
+		} {
+			if ctl.path != "" && (under(b, ctl.path) || under(ctl.path, b)) {
+				return fmt.Errorf("the agent's program needs %s shown, which overlaps %s (%s): install it apart from what the agent must never see", b, ctl.what, ctl.path)
+			}
+		}
+		if b == "/" || home != "" && under(home, b) {
+			return fmt.Errorf("the agent's program needs %s shown, which holds your home: install it in a folder of its own", b)
+		}
 	}
 	return nil
 }

@@ -25,7 +25,8 @@ import (
 
 // The socket's handshake: the client's first line is the token, the
 // server answers "ok" or "denied REASON" and, after ok, the connection
-// carries MCP's stdio framing.
+// carries MCP's stdio framing; or, when the token is followed by a space
+// and reportMode, the hook's report of refused built-ins (builtins.go).
 const (
 	helloOK     = "ok"
 	helloDenied = "denied "
@@ -58,6 +59,8 @@ type gateway struct {
 	conns map[net.Conn]bool
 	n     int
 	wg    sync.WaitGroup
+	// reported are the tool_use_ids of the attempts recorded (builtins.go).
+	reported map[string]bool
 }
 
 // serve accepts connections until the listener is closed; it returns the
@@ -127,17 +130,27 @@ func (g *gateway) conn(ctx context.Context, c *net.UnixConn, n int) {
 		deny("no token")
 		return
 	}
-	got := strings.TrimSuffix(line, "\n")
+	got, mode, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
 	if subtle.ConstantTimeCompare([]byte(got), []byte(g.token)) != 1 {
 		deny("wrong token")
+		return
+	}
+	if mode != "" && mode != reportMode {
+		deny("unknown mode")
 		return
 	}
 	c.SetReadDeadline(time.Time{})
 	if _, err := io.WriteString(c, helloOK+"\n"); err != nil {
 		return
 	}
-	// What the limit reader buffered past the token belongs to MCP.
+	// What the limit reader buffered past the token belongs to MCP, or to
+	// the hook's report.
 	in := io.MultiReader(r, c)
+	if mode == reportMode {
+		c.SetReadDeadline(time.Now().Add(helloWait))
+		g.report(ctx, bufio.NewReaderSize(io.LimitReader(in, maxReport), 64<<10), c)
+		return
+	}
 	// Every connection of the run is the run's one session: an agent that
 	// reconnects is counted on, not afresh.
 	caller := server.Caller{Via: server.ViaRun, Run: g.runID, Session: g.session, Policy: g.policy}

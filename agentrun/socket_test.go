@@ -63,7 +63,7 @@ reason = "no more than 3 deletes per session"
 	}
 	pol := cfg.Policy(config.DefaultAgent)
 	g := &gateway{ln: ln, gate: gate, policy: pol, runID: "r1", token: "tok", uid: os.Geteuid(),
-		session: &policy.Session{ID: "run-r1", Agent: pol.Name, State: policy.NewState()},
+		session: &policy.Session{ID: "r1", Agent: pol.Name, State: policy.NewState()},
 		errLog:  log.New(io.Discard, "", 0), conns: map[net.Conn]bool{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

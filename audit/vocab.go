@@ -33,6 +33,9 @@ const (
 	// or a command a person runs.
 	ViaExec Via = "exec"
 	ViaCLI  Via = "cli" // the person at the command line (undo)
+	// ViaPanel is the person in the web panel (vaultgate admin): an undo
+	// confirmed there, through the same gate as the command line's.
+	ViaPanel Via = "panel"
 	// ViaStartUp is vaultgate's own act when a server starts: removing the
 	// temporary names a stopped process of its own left in the vault.
 	ViaStartUp Via = "start-up"

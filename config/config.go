@@ -154,6 +154,10 @@ type Policy struct {
 	Bash  Bash
 	Hook  Hook
 	Token TokenSource
+
+	// zoneSpecs are the agent's zone entries as the config wrote them,
+	// for the check that each is there (zonecheck.go).
+	zoneSpecs []zoneSpec
 }
 
 // Bash holds the [bash] settings of one agent.
@@ -222,8 +226,10 @@ func defaults() file {
 		CaseSensitive: caseSensitivity{auto: true},
 		Audit:         auditFile{Path: "~/.local/state/vaultgate/audit.jsonl", MaxSize: 100 << 20},
 		Zones: zonesFile{
-			"edit":      {"."},
-			"protected": {".obsidian", ".trash"},
+			"edit": {"."},
+			// Obsidian makes both itself (.trash at its first delete):
+			// expected later, so a fresh vault starts without them.
+			"protected": {".obsidian" + LaterMark, ".trash" + LaterMark},
 		},
 		Rules: rulesFile{ReadBeforeWrite: true},
 		Bash: bashFile{
@@ -422,7 +428,7 @@ func (c *Config) policy(name, prefix string, a agentFile) (*Policy, error) {
 	if err != nil {
 		return nil, fail("lang", err)
 	}
-	entries, err := c.zoneEntries(prefix, a.Zones)
+	entries, specs, err := c.zoneEntries(prefix, a.Zones)
 	if err != nil {
 		return nil, err
 	}
@@ -430,10 +436,17 @@ func (c *Config) policy(name, prefix string, a agentFile) (*Policy, error) {
 	if c.File != "" {
 		protect = append(protect, c.File)
 	}
+	if reg, err := RegistryPath(); err == nil {
+		// The person's configs and the list of vaults (registry.go): in a
+		// vault that holds them (a home folder), no agent rewrites the
+		// boundary of the next command run there.
+		protect = append(protect, filepath.Dir(reg))
+	}
 	tab, err := zones.New(c.Vault, entries, zones.Options{
 		FoldOnly: c.FoldOnly,
 		Protect:  protect,
 		Hide:     []string{c.AuditPath, c.StateDir},
+		Exists:   c.exists,
 	})
 	if err != nil {
 		return nil, fail("zones", err)
@@ -458,15 +471,17 @@ func (c *Config) policy(name, prefix string, a agentFile) (*Policy, error) {
 		Bash:            b,
 		Hook:            Hook{ServerName: a.Hook.ServerName, Allow: a.Hook.Allow},
 		Token:           TokenSource{Env: a.TokenEnv, File: a.TokenFile},
+		zoneSpecs:       specs,
 	}, nil
 }
 
-func (c *Config) zoneEntries(prefix string, z zonesFile) ([]zones.Entry, error) {
+func (c *Config) zoneEntries(prefix string, z zonesFile) ([]zones.Entry, []zoneSpec, error) {
 	var entries []zones.Entry
+	var specs []zoneSpec
 	seen := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(z)) {
 		if _, ok := zones.ParseMode(name); !ok {
-			return nil, &Error{File: c.File, Key: prefix + "zones." + name, Err: errors.New("unknown key: no such zone kind")}
+			return nil, nil, &Error{File: c.File, Key: prefix + "zones." + name, Err: errors.New("unknown key: no such zone kind")}
 		}
 	}
 	// The kinds that allow most come first, so that a folder listed twice
@@ -477,41 +492,49 @@ func (c *Config) zoneEntries(prefix string, z zonesFile) ([]zones.Entry, error) 
 	})
 	for _, mode := range kinds {
 		key := prefix + "zones." + mode.String()
-		for _, raw := range z[mode.String()] {
-			if zones.IsPattern(raw) {
+		for _, written := range z[mode.String()] {
+			if zones.IsPattern(written) {
 				// A name pattern (zones/pattern.go), which zones.New
 				// checks: it names no one path to normalise.
-				fk := "pattern " + zones.Fold(raw)
+				fk := "pattern " + zones.Fold(written)
 				if other, dup := seen[fk]; dup {
-					return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q is also listed in %s", raw, other)}
+					return nil, nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q is also listed in %s", written, other)}
 				}
 				seen[fk] = key
-				entries = append(entries, zones.Entry{Path: raw, Mode: mode})
+				entries = append(entries, zones.Entry{Path: written, Mode: mode})
 				continue
+			}
+			// A trailing ? marks a folder expected to appear later (Obsidian
+			// makes .trash at its first delete): it is not required to be
+			// there when a server starts (zonecheck.go).
+			raw, later := strings.CutSuffix(written, LaterMark)
+			if raw == "" {
+				return nil, nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q: a ? marks a folder expected later; name the folder before it", written)}
 			}
 			p := raw
 			if strings.HasPrefix(p, "~") {
 				var err error
 				if p, err = expandPath(c.Vault, p); err != nil {
-					return nil, &Error{File: c.File, Key: key, Err: err}
+					return nil, nil, &Error{File: c.File, Key: key, Err: err}
 				}
 			}
 			rel, err := zones.Normalize(c.Vault, p)
 			if err != nil {
-				return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q: %w", raw, err)}
+				return nil, nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q: %w", written, err)}
 			}
 			if rel.Outside() && !filepath.IsAbs(p) {
-				return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q leaves the vault; give an absolute path for a zone outside it", raw)}
+				return nil, nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q leaves the vault; give an absolute path for a zone outside it", written)}
 			}
 			fk := zones.Fold(rel.String())
 			if other, dup := seen[fk]; dup {
-				return nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q is also listed in %s", raw, other)}
+				return nil, nil, &Error{File: c.File, Key: key, Err: fmt.Errorf("%q is also listed in %s", written, other)}
 			}
 			seen[fk] = key
 			entries = append(entries, zones.Entry{Path: rel.String(), Mode: mode})
+			specs = append(specs, zoneSpec{key: key, written: raw, path: rel, mode: mode, later: later})
 		}
 	}
-	return entries, nil
+	return entries, specs, nil
 }
 
 func (c *Config) bash(prefix string, b bashFile) (Bash, error) {

@@ -22,8 +22,9 @@ type runFile struct {
 }
 
 type runSecretFile struct {
-	Name    string `toml:"name"`
-	FromEnv string `toml:"from_env"`
+	Name     string `toml:"name"`
+	FromEnv  string `toml:"from_env"`
+	Optional bool   `toml:"optional"`
 }
 
 // Network settings of [run].
@@ -68,10 +69,14 @@ type Run struct {
 }
 
 // RunSecret is a [[run.secrets]] entry: the agent's variable Name gets the
-// value of the launcher's FromEnv, read when the run starts.
+// value of the launcher's FromEnv, read when the run starts. An unset
+// FromEnv stops the run, unless Optional: then the agent starts without
+// it (Claude Code with a subscription's login kept in its home has no API
+// key to be given).
 type RunSecret struct {
-	Name    string
-	FromEnv string
+	Name     string
+	FromEnv  string
+	Optional bool
 }
 
 // run checks [run] against the rest of the config.

@@ -56,8 +56,11 @@ func runAgentUser(t *testing.T) (uid, gid int) {
 // --claude`, as its own user, in the view where the vault is not on its
 // disk, driven by the scripted model on 127.0.0.1 ([run] network = "host"):
 // it reads a note through the vault's tool, and its built-in Write to a
-// protected note is refused by run's hook. Checked in the tool_results
-// Claude Code sent back, on disk, and in the audit log (via "run").
+// protected note, which it was not offered, is refused and is an audit
+// line of the run. Checked in the tool_results Claude Code sent back, on
+// disk, and in the audit log (via "run"). The program is named by its
+// path, outside every system folder, and no read_only names it: run shows
+// its package folder.
 func TestClaudeCodeRun(t *testing.T) {
 	claude := needClaude(t)
 	needRootForRun(t)
@@ -66,9 +69,6 @@ func TestClaudeCodeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Claude Code's files, bound read-only into the view; the agent's user
-	// reads them as anyone may.
-	modules, _ := filepath.Abs("claude/node_modules")
 	// The bundle's folder is the test's (0700): the agent runs the
 	// vaultgate binary in it (`vaultgate connect`, the hook).
 	bin := bundle(t)
@@ -96,12 +96,11 @@ wall = "best-effort"
 user      = %q
 home      = %q
 network   = "host"
-read_only = [%q]
 env       = ["PATH", "LANG", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "ENABLE_TOOL_SEARCH", "IS_SANDBOX"]
 [[run.secrets]]
 name     = "ANTHROPIC_API_KEY"
 from_env = "VG_TEST_AGENT_ANTHROPIC_KEY"
-`, runClaudeUser, home, modules)
+`, runClaudeUser, home)
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +157,8 @@ from_env = "VG_TEST_AGENT_ANTHROPIC_KEY"
 		t.Error("Write: no tool_result came back")
 	case !r.IsError:
 		t.Errorf("Write of a protected note was not refused: %s", r.Text)
-	case !strings.Contains(r.Text, "Write is turned off here") || !strings.Contains(r.Text, "mcp__vault__write"):
-		t.Errorf("Write's refusal does not say run refused it and what to use instead: %s", r.Text)
+	case !strings.Contains(r.Text, "No such tool available: Write"):
+		t.Errorf("Write's refusal does not say it is not offered: %s", r.Text)
 	}
 	if got, err := os.ReadFile(protected); err != nil || string(got) != string(planBefore) {
 		t.Errorf("мета/план.md holds %q (%v), want it unchanged %q", got, err, planBefore)
@@ -170,6 +169,11 @@ from_env = "VG_TEST_AGENT_ANTHROPIC_KEY"
 		return l.Via == "run" && l.Tool == "read" && l.Decision == "allow" && l.Args["path"] == "Welcome.md"
 	}) {
 		t.Errorf("no audit line via run for the read of Welcome.md: %+v", lines)
+	}
+	if !slices.ContainsFunc(lines, func(l auditLine) bool {
+		return l.Via == "run" && l.Tool == "Write" && l.Decision != "allow" && l.Args["file_path"] == protected
+	}) {
+		t.Errorf("no audit line via run for the refused Write: %+v", lines)
 	}
 	for _, l := range lines {
 		if l.Via != "run" {

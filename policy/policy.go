@@ -35,6 +35,15 @@ type Effect struct {
 	// allow whatever it turns out to touch, so an effect the zones can't
 	// judge beforehand (an unknown path, a program that runs) may go ahead.
 	Confined bool
+	// Found is, on a read of a whole folder (Subtree) that no wall
+	// confines (Claude Code's Glob and Grep, bash without the wall), what
+	// the planner found in it now that the table's name patterns cover.
+	// A name pattern then refuses the read only through a path it covers
+	// that is there, judged by its zone: one that might match some day
+	// refuses nothing. nil: the planner did not look (or could not), and
+	// a pattern that may hide something inside refuses the read, as it
+	// could match anywhere there.
+	Found *Found
 
 	// Source and SourceZone say where a move-in's or link's content comes
 	// from, for the laundering check.
@@ -88,6 +97,13 @@ type Lead struct {
 	// are judged besides, whether they exist yet or not.
 	Dir    bool
 	Inside []zones.Path
+}
+
+// Found is what a planner found inside a folder that a name pattern
+// covers (Effect.Found): each such path, none inside another, as the zones
+// spell it.
+type Found struct {
+	Paths []zones.Path
 }
 
 // Deny is a rule's refusal. Reason is written for the model, in the

@@ -135,12 +135,12 @@ func TestSubtreeAndAnchors(t *testing.T) {
 
 func TestReasons(t *testing.T) {
 	d := judge(t, "en", "delete", Effect{Op: zones.OpDelete, Path: at("мета/план.md")})
-	want := `delete "мета/план.md": zone protected (read only). Deleting is allowed in: w2, мета/бобер.`
+	want := `delete "мета/план.md": zone protected (read only). It lies in мета. Deleting is allowed in: w2, мета/бобер.`
 	if d == nil || d.Reason != want || d.Rule != "zones" {
 		t.Errorf("en reason:\n got %v\nwant %s", d, want)
 	}
 	d = judge(t, "ru", "delete", Effect{Op: zones.OpDelete, Path: at("мета/план.md")})
-	want = `удалить «мета/план.md» нельзя: зона protected (только чтение). Удалять можно в: w2, мета/бобер.`
+	want = `удалить «мета/план.md» нельзя: зона protected (только чтение). Путь лежит в мета. Удалять можно в: w2, мета/бобер.`
 	if d == nil || d.Reason != want {
 		t.Errorf("ru reason:\n got %v\nwant %s", d, want)
 	}
@@ -339,5 +339,42 @@ func TestPathsInsideAFolderStayHidden(t *testing.T) {
 				t.Errorf("%s %+v: %v", lang, c.e, d)
 			}
 		}
+	}
+}
+
+// TestFolderReadMeetsWhatPatternsCover: a read of a whole folder that no
+// wall confines is refused by a name pattern only through a path it
+// covers that is there now (Effect.Found); with no look at the folder the
+// pattern refuses it, as it could match anywhere inside.
+func TestFolderReadMeetsWhatPatternsCover(t *testing.T) {
+	tab, err := zones.New("/v", []zones.Entry{
+		{Path: ".", Mode: zones.Edit}, {Path: "**/.env", Mode: zones.Hidden}, {Path: "**/*.lock", Mode: zones.Protected},
+	}, zones.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(found *Found) *Deny {
+		e := []Effect{{Op: zones.OpRead, Path: at("notes"), Subtree: true, Found: found}}
+		Zoned(tab, e)
+		return Builtin(true).Judge(&ToolCall{Tool: "Grep", Effects: e, Zones: tab, Lang: say.English, Session: &Session{ID: "s", State: NewState()}})
+	}
+	if d := read(nil); d == nil || !strings.Contains(d.Reason, "hidden from you") {
+		t.Errorf("no look inside: %v, want the folder refused", d)
+	}
+	if d := read(&Found{}); d != nil {
+		t.Errorf("nothing a pattern covers is there: %v", d)
+	}
+	if d := read(&Found{Paths: []zones.Path{at("notes/x.lock")}}); d != nil {
+		t.Errorf("a readable pattern's match: %v", d)
+	}
+	d := read(&Found{Paths: []zones.Path{at("notes/x.lock"), at("notes/deep/.ENV")}})
+	if d == nil || !strings.Contains(d.Reason, "hidden from you") || strings.Contains(d.Reason, "deep") {
+		t.Errorf("a hidden .env inside: %v, want refused without naming it", d)
+	}
+	// a folder's delete is judged path by path, never by Found
+	e := []Effect{{Op: zones.OpDelete, Path: at("notes"), Subtree: true, Found: &Found{}}}
+	Zoned(tab, e)
+	if d := Builtin(true).Judge(&ToolCall{Tool: "delete", Effects: e, Zones: tab, Lang: say.English}); d == nil {
+		t.Error("a folder's delete in an edit zone was allowed")
 	}
 }

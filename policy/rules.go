@@ -111,7 +111,7 @@ func judgeEffect(c *ToolCall, e *Effect) *Deny {
 		case e.Zone == zones.NoZone:
 			return deny(say.NoZoneRefused{Op: op, Path: e.shown(), Where: Where(t, op)})
 		}
-		return deny(say.Refused{Op: op, Path: e.shown(), Zone: e.Zone, Where: Where(t, op)})
+		return deny(say.Refused{Op: op, Path: e.shown(), Zone: e.Zone, In: e.root(t), Where: Where(t, op)})
 	}
 	if d := judgeLeads(c, e); d != nil {
 		return d
@@ -143,10 +143,12 @@ func judgeEffect(c *ToolCall, e *Effect) *Deny {
 	// zone inside it that may not be read: the wall has covered it.
 	if e.Subtree && !(e.Confined && op == zones.OpRead) {
 		for _, in := range t.Within(e.Path) {
-			if in.Pattern && op != zones.OpRead {
+			if in.Pattern && (op != zones.OpRead || e.Found != nil) {
 				// A name pattern could match anywhere inside; a folder's
 				// delete or move is judged path by path on what it holds,
-				// where each such path meets the pattern's zone itself.
+				// where each such path meets the pattern's zone itself,
+				// and a read by what the planner found it covers there
+				// (below).
 				continue
 			}
 			if !in.Mode.Allows(op) {
@@ -157,6 +159,20 @@ func judgeEffect(c *ToolCall, e *Effect) *Deny {
 			}
 			if (op == zones.OpDelete || op == zones.OpMoveOut) && t.IsAnchor(in.Path) {
 				return deny(say.ZoneRootInside{Op: e.Op, Path: path, Inside: in.Path.String()})
+			}
+		}
+		if op == zones.OpRead && e.Found != nil {
+			// What the name patterns cover inside the folder, as it is
+			// now: a read of it reaches each of them.
+			for _, p := range e.Found.Paths {
+				m := t.Zone(p)
+				switch {
+				case m.Allows(op):
+				case !m.Listed():
+					return deny(say.SubtreeHidden{Op: e.Op, Path: path, Where: Where(t, op)})
+				default:
+					return deny(say.SubtreeRefused{Op: e.Op, Path: path, Inside: p.String(), Zone: m, Where: Where(t, op)})
+				}
 			}
 		}
 	}
@@ -252,7 +268,22 @@ func Where(t *zones.Table, op zones.Op) say.Where {
 	if t == nil {
 		return say.Where{Op: op}
 	}
-	return say.Where{Op: op, Paths: t.Where(op)}
+	return say.Where{Op: op, Areas: t.Where(op)}
+}
+
+// root is what gives the refused effect's path its zone, for the refusal
+// to name (zones.Table.RootOf). A path the caller may not read is never
+// placed, but by the name pattern it matches, and only when the caller
+// spelled the path itself (a link's target is not told).
+func (e *Effect) root(t *zones.Table) zones.Root {
+	if t == nil || e.Path.Outside() {
+		return zones.Root{}
+	}
+	r := t.RootOf(e.Path)
+	if !e.Zone.Listed() && (!r.Pattern || e.AsGiven != "") {
+		return zones.Root{}
+	}
+	return r
 }
 
 // shown is the path a refusal names: never one in a hidden or no-zone

@@ -29,14 +29,16 @@ func WatchNames(vault string, tables []*zones.Table) *NameIndex {
 		if t == nil || x.tables[t] != nil {
 			continue
 		}
-		c := &coveredNames{vault: vault, table: t, patterns: len(t.Patterns()) > 0, found: map[string]bool{}}
+		c := &coveredNames{vault: vault, table: t, found: map[string]bool{}}
 		x.tables[t] = c
 		ls = append(ls, c)
 	}
-	// Nothing below a control folder is the wall's concern: it is covered
-	// whole. A folder a pattern covers is still read, since another
-	// table's patterns may not cover it.
-	x.tree = watch.Open(vault, zones.IsControlName, ls...)
+	// Nothing inside .git needs a cover of its own (zones.HoldsCopies),
+	// and git's objects change with every commit: it is not read. Every
+	// other folder is, a covered one too, since a pattern may hide a path
+	// inside a read-only control folder, or another table's patterns
+	// may not cover it.
+	x.tree = watch.Open(vault, zones.HoldsCopies, ls...)
 	return x
 }
 
@@ -71,35 +73,24 @@ func (x *NameIndex) Close() error { return x.tree.Close() }
 
 // coveredNames is one table's covered paths: a watch.Listener.
 type coveredNames struct {
-	vault    string
-	table    *zones.Table
-	patterns bool
-	found    map[string]bool // none inside another
+	vault string
+	table *zones.Table
+	found map[string]bool // each covered path, and whether it may be read
 }
 
-// Seen records rel if it is covered by name and not inside a path
-// already recorded (the wall covers that one whole).
+// Seen records rel if the wall covers it by name (coverOf), unless it lies
+// inside a covered path that may not be read: that one is covered whole.
 func (c *coveredNames) Seen(rel string, dir bool) {
-	if !c.covers(rel) {
+	covered, readable := coverOf(c.vault, c.table, rel)
+	if !covered {
 		return
 	}
 	for p := path.Dir(rel); p != "."; p = path.Dir(p) {
-		if c.found[p] {
+		if r, ok := c.found[p]; ok && !r {
 			return
 		}
 	}
-	c.found[rel] = true
-}
-
-func (c *coveredNames) covers(rel string) bool {
-	if zones.IsControlName(path.Base(rel)) {
-		return true
-	}
-	if !c.patterns {
-		return false
-	}
-	at, err := zones.Normalize(c.vault, rel)
-	return err == nil && c.table.PatternCovers(at)
+	c.found[rel] = readable
 }
 
 // Gone forgets rel and what was recorded inside it.

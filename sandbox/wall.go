@@ -584,11 +584,11 @@ func coveredByName(x *NameIndex, vault string, t *zones.Table) ([]string, error)
 }
 
 // controlNames walks the vault, without following links, for the paths
-// the wall must cover or keep read-only wherever they are: the control
-// names (zones.ControlNames) and what a name pattern of t covers (a
-// hidden "**/.env" is covered like a hidden folder).
+// the wall must cover or keep read-only wherever they are (see coverOf).
+// It looks inside a covered folder that may still be read (.claude), for
+// what a pattern hides in it, but not inside one that may not be, nor
+// inside .git (zones.HoldsCopies).
 func controlNames(vault string, t *zones.Table) ([]string, error) {
-	patterns := len(t.Patterns()) > 0
 	var out []string
 	seen := 0
 	err := filepath.WalkDir(vault, func(p string, d fs.DirEntry, err error) error {
@@ -606,16 +606,12 @@ func controlNames(vault string, t *zones.Table) ([]string, error) {
 		}
 		rel, _ := filepath.Rel(vault, p)
 		rel = filepath.ToSlash(rel)
-		covered := false
-		if patterns {
-			at, err := zones.Normalize(vault, rel)
-			covered = err == nil && t.PatternCovers(at)
-		}
-		if isControl(d.Name()) || covered {
+		covered, readable := coverOf(vault, t, rel)
+		if covered {
 			out = append(out, rel)
-			if d.IsDir() {
-				return fs.SkipDir // bound as a whole
-			}
+		}
+		if d.IsDir() && (covered && !readable || zones.HoldsCopies(d.Name())) {
+			return fs.SkipDir // covered whole
 		}
 		return nil
 	})
@@ -625,7 +621,23 @@ func controlNames(vault string, t *zones.Table) ([]string, error) {
 	return out, nil
 }
 
-func isControl(name string) bool { return zones.IsControlName(name) }
+// coverOf is the one answer, for the walk and the index alike, to whether
+// the wall covers rel by its name — a control name, or a path a name
+// pattern of t covers — and whether what it covers may still be read
+// (then a path inside it may need a cover of its own: a hidden .env in a
+// read-only .claude).
+func coverOf(vault string, t *zones.Table, rel string) (covered, readable bool) {
+	control := zones.IsControlName(path.Base(rel))
+	pattern := false
+	at, err := zones.Normalize(vault, rel)
+	if err == nil && len(t.Patterns()) > 0 {
+		pattern = t.PatternCovers(at)
+	}
+	if !control && !pattern {
+		return false, true
+	}
+	return true, err == nil && t.Zone(at).Allows(zones.OpRead)
+}
 
 // scratchDirs are the call's private, empty folders.
 var scratchDirs = []string{"/tmp", "/var/tmp", "/run", "/dev/shm"}

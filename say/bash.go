@@ -201,6 +201,18 @@ var (
 	WhyUnexplained = ExecWhy{"vaultgate can't tell what it would do", "vaultgate не может понять, что она сделает"}
 )
 
+// GitHidden is told after a walled command that ran git in a vault whose
+// .git is hidden (it holds a copy of every note, hidden ones too): git
+// there finds no repository, or one of its own, and its words ("not a git
+// repository", every note untracked or deleted) are not the vault's state.
+type GitHidden struct{}
+
+func (m GitHidden) Text(l Lang) string {
+	return l.pick(
+		"vaultgate: git finds no repository of the vault here: its .git is hidden from you, since it holds a copy of every note, hidden ones too. What git says is not the state of the vault's files; they are as the file tools show them. Do not re-create or restore anything on git's word: ask the person, who can run git.",
+		"vaultgate: git не находит здесь репозиторий хранилища: его .git от вас скрыт, потому что в нём копия каждой заметки, скрытых тоже. Что говорит git — не состояние файлов хранилища; они такие, как их показывают файловые инструменты. Ничего не создавайте заново и не восстанавливайте по словам git: спросите человека, он может запустить git.")
+}
+
 // BashResult is what the bash tool returns: the exit code, and the output.
 type BashResult struct {
 	ExitCode       int

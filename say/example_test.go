@@ -12,7 +12,7 @@ import (
 func ExampleRefused() {
 	m := say.Refused{
 		Op: zones.OpDelete, Path: "мета/план.md", Zone: zones.Protected,
-		Where: say.Where{Op: zones.OpDelete, Paths: []string{"мета/бобер"}},
+		Where: say.Where{Op: zones.OpDelete, Areas: []zones.Area{{Path: "мета/бобер"}}},
 	}
 	for _, l := range say.Langs {
 		fmt.Println(m.Text(l))

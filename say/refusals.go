@@ -10,19 +10,43 @@ import (
 // would be allowed. A hidden or no-zone path is named only as the caller
 // spelled it, so a refusal never tells the model where hidden things are.
 
-// Refused is an op its zone does not allow.
+// Refused is an op its zone does not allow. In is what gives Path its
+// zone (zones.Table.RootOf), named so the model knows what the path lies
+// in: a zone root of the config, a name pattern, a control path, or a name
+// vaultgate keeps; a zero In.Path names nothing (a hidden path's root is
+// never named, only a pattern it matches).
 type Refused struct {
 	Op    zones.Op
 	Path  string
 	Zone  zones.Mode
+	In    zones.Root
 	Where Where
 }
 
 func (m Refused) Text(l Lang) string {
 	v, a, w := verb(m.Op, l), ZoneAllows{m.Zone}.Text(l), m.Where.Text(l)
+	in := m.In.Path.String()
+	var lies string
+	switch {
+	case in == "" || in == "." || in == m.Path && !m.In.Control && !m.In.Own:
+	case m.In.Pattern:
+		lies = l.pick("Its name matches "+in+". ", "Имя подходит под шаблон "+in+". ")
+	case m.In.Control && in == m.Path:
+		lies = l.pick(
+			fmt.Sprintf("It is a control path (what is written there runs as the person's code or loosens a boundary), so always %s. ", m.Zone),
+			fmt.Sprintf("Это управляющий путь (то, что там записано, исполняется как код человека или ослабляет границу), поэтому всегда %s. ", m.Zone))
+	case m.In.Control:
+		lies = l.pick(
+			fmt.Sprintf("It lies in %s, a control path (what is written there runs as the person's code or loosens a boundary), so always %s. ", in, m.Zone),
+			fmt.Sprintf("Путь лежит в %s, а это управляющий путь (то, что там записано, исполняется как код человека или ослабляет границу), поэтому всегда %s. ", in, m.Zone))
+	case m.In.Own:
+		lies = l.pick(in+" is vaultgate's own. ", in+" принадлежит самому vaultgate. ")
+	default:
+		lies = l.pick("It lies in "+in+". ", "Путь лежит в "+in+". ")
+	}
 	return l.pick(
-		fmt.Sprintf(`%s %q: zone %s (%s). %s`, v, m.Path, m.Zone, a, w),
-		fmt.Sprintf(`%s «%s» нельзя: зона %s (%s). %s`, v, m.Path, m.Zone, a, w))
+		fmt.Sprintf(`%s %q: zone %s (%s). %s%s`, v, m.Path, m.Zone, a, lies, w),
+		fmt.Sprintf(`%s «%s» нельзя: зона %s (%s). %s%s`, v, m.Path, m.Zone, a, lies, w))
 }
 
 // NoZoneRefused is an op on a vault path that no zone covers.

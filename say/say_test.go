@@ -16,16 +16,33 @@ import (
 	"github.com/vaultgate/vaultgate/zones"
 )
 
-var where = Where{Op: zones.OpDelete, Paths: []string{"inbox", "."}}
+var where = Where{Op: zones.OpDelete, Areas: []zones.Area{{Path: "inbox"}, {Path: "."}}}
+
+// whereBut is a Where whose whole vault has folders where the op is not.
+var whereBut = Where{Op: zones.OpModify, Areas: []zones.Area{{Path: ".", Except: []string{"archive", "мета"}}, {Path: "мета/бобер"}}}
+
+// in is the zone root a refused path lies in.
+func in(p string, kind string) zones.Root {
+	at, err := zones.Normalize("/v", p)
+	if err != nil {
+		panic(err)
+	}
+	return zones.Root{Path: at, Pattern: kind == "pattern", Control: kind == "control", Own: kind == "own"}
+}
 
 // samples holds every message of the catalogue with each field set to a
 // value that can be found again in the text.
 var samples = []Message{
 	Refused{Op: zones.OpDelete, Path: "notes/a.md", Zone: zones.Edit, Where: where},
+	Refused{Op: zones.OpModify, Path: "archive/a.md", Zone: zones.Protected, In: in("archive", ""), Where: whereBut},
+	Refused{Op: zones.OpRead, Path: "notes/.env", Zone: zones.Hidden, In: in("**/.env", "pattern"), Where: where},
+	Refused{Op: zones.OpCreate, Path: ".git/hooks/x", Zone: zones.Protected, In: in(".git", "control"), Where: where},
+	Refused{Op: zones.OpCreate, Path: ".mcp.json", Zone: zones.Protected, In: in(".mcp.json", "control"), Where: where},
+	Refused{Op: zones.OpCreate, Path: "n/.vaultgate-x", Zone: zones.Protected, In: in("n/.vaultgate-x", "own"), Where: where},
 	NoZoneRefused{Op: zones.OpCreate, Path: "loose/b.md", Where: Where{Op: zones.OpCreate}},
-	OutsideRefused{Op: zones.OpRead, Path: "/etc/passwd", Where: Where{Op: zones.OpRead, Paths: []string{"notes"}}},
+	OutsideRefused{Op: zones.OpRead, Path: "/etc/passwd", Where: Where{Op: zones.OpRead, Areas: []zones.Area{{Path: "notes"}}}},
 	SubtreeRefused{Op: zones.OpDelete, Path: "notes", Inside: "notes/keep", Zone: zones.Protected, Where: where},
-	SubtreeHidden{Op: zones.OpMoveOut, Path: "notes", Where: Where{Op: zones.OpMoveOut, Paths: []string{"inbox"}}},
+	SubtreeHidden{Op: zones.OpMoveOut, Path: "notes", Where: Where{Op: zones.OpMoveOut, Areas: []zones.Area{{Path: "inbox"}}}},
 	UnknownPath{Op: zones.OpModify, Command: "tee"},
 	UnknownRead{Command: "cat"},
 	UnconfinedRun{Program: "python3"},
@@ -45,6 +62,7 @@ var samples = []Message{
 	RuleEvalFailed{Rule: "cel-rule", Problem: "no such key: path"},
 	RuleNotCompiled{Rule: "uncompiled-rule"},
 	where,
+	whereBut,
 	ZoneAllows{Mode: zones.Write},
 	ZoneAllows{Mode: zones.Edit},
 	ZoneAllows{Mode: zones.Create},
@@ -57,6 +75,7 @@ var samples = []Message{
 	BashRemove{Path: "notes/a.md", Command: "rm", Zone: zones.Edit, Where: where},
 	BashRename{Op: zones.OpMoveOut, Path: "notes/a.md", Command: "mv", Zone: zones.Edit, Tool: "move"},
 	BashParse{Problem: "1:5: unclosed quote"},
+	GitHidden{},
 	BashDynamic{Command: "$cmd"},
 	BashPrivilege{Command: "sudo"},
 	BashNoCwd{},
@@ -183,10 +202,17 @@ func fieldValues(l Lang, v reflect.Value) []string {
 	case Where:
 		// names the op as an activity, and the whole vault in words
 		out = append(out, gerund(x.Op, l))
-		for _, p := range x.Paths {
-			out = append(out, strings.TrimPrefix(p, "."))
+		for _, a := range x.Areas {
+			out = append(out, strings.TrimPrefix(a.Path, "."))
+			out = append(out, a.Except...)
 		}
 		return out
+	case zones.Root:
+		// what the refused path lies in is named by its path alone
+		if x.Path.IsZero() {
+			return nil
+		}
+		return []string{x.Path.String()}
 	case ZoneAllows:
 		return nil // it describes its mode rather than naming it
 	}
@@ -348,11 +374,15 @@ func TestQuotedWordings(t *testing.T) {
 		l    Lang
 		want string
 	}{
-		{Refused{Op: zones.OpDelete, Path: "notes/a.md", Zone: zones.Edit, Where: Where{Op: zones.OpDelete, Paths: []string{"inbox"}}}, English,
+		{Refused{Op: zones.OpDelete, Path: "notes/a.md", Zone: zones.Edit, Where: Where{Op: zones.OpDelete, Areas: []zones.Area{{Path: "inbox"}}}}, English,
 			`delete "notes/a.md": zone edit (create, change and move, but never delete). Deleting is allowed in: inbox.`},
 		{Refused{Op: zones.OpDelete, Path: "notes/a.md", Zone: zones.Edit, Where: Where{Op: zones.OpDelete}}, Russian,
 			`удалить «notes/a.md» нельзя: зона edit (создавать, менять и перемещать, но не удалять). Удалять нельзя нигде в этом хранилище.`},
-		{Where{Op: zones.OpCreate, Paths: []string{"."}}, English, `Creating is allowed in: the whole vault (.).`},
+		{Where{Op: zones.OpCreate, Areas: []zones.Area{{Path: "."}}}, English, `Creating is allowed in: the whole vault (.).`},
+		{whereBut, English, `Changing existing files is allowed in: the vault (.) outside archive, мета; мета/бобер.`},
+		{whereBut, Russian, `Менять существующие файлы можно в: хранилище (.) вне archive, мета; мета/бобер.`},
+		{Refused{Op: zones.OpModify, Path: "archive/a.md", Zone: zones.Protected, In: in("archive", ""), Where: whereBut}, English,
+			`change "archive/a.md": zone protected (read only). It lies in archive. Changing existing files is allowed in: the vault (.) outside archive, мета; мета/бобер.`},
 		{BadArg{Tool: "read", Arg: "path", Problem: ArgRequired{}}, English, `read: argument "path" is required`},
 		{BadArg{Tool: "read", Problem: ArgsNotObject{}}, English, `read: arguments must be a JSON object`},
 		{BashResult{ExitCode: 0, Stdout: "hi"}, English, "exit code: 0\nstdout:\nhi\n"},

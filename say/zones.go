@@ -63,28 +63,40 @@ type ZoneAllows struct {
 func (m ZoneAllows) Text(l Lang) string { return m.Mode.Describe(string(l)) }
 
 // Where is the sentence that tells the model where Op is allowed: in the
-// zones rooted at Paths ("." is the whole vault), or nowhere when there are
-// none. It ends a refusal, so the model can go there instead of retrying.
+// zone roots of Areas ("." is the whole vault), each but for the folders
+// inside it where Op is not, or nowhere when there are none. It ends a
+// refusal, so the model can go there instead of retrying; naming what is
+// excepted keeps "the whole vault" from reading as taking in the folder
+// that was just refused.
 type Where struct {
 	Op    zones.Op
-	Paths []string
+	Areas []zones.Area
 }
 
 func (m Where) Text(l Lang) string {
 	g := gerund(m.Op, l)
-	if len(m.Paths) == 0 {
+	if len(m.Areas) == 0 {
 		return l.pick(
 			fmt.Sprintf("%s is allowed nowhere in this vault.", g),
 			fmt.Sprintf("%s нельзя нигде в этом хранилище.", g))
 	}
-	names := make([]string, len(m.Paths))
-	for i, p := range m.Paths {
-		if p == "." {
+	names := make([]string, len(m.Areas))
+	sep := ", "
+	for i, a := range m.Areas {
+		p := a.Path
+		switch {
+		case p == "." && len(a.Except) == 0:
 			p = l.pick("the whole vault (.)", "всё хранилище (.)")
+		case p == ".":
+			p = l.pick("the vault (.)", "хранилище (.)")
+		}
+		if len(a.Except) > 0 {
+			p += l.pick(" outside ", " вне ") + strings.Join(a.Except, ", ")
+			sep = "; "
 		}
 		names[i] = p
 	}
-	list := strings.Join(names, ", ")
+	list := strings.Join(names, sep)
 	return l.pick(
 		fmt.Sprintf("%s is allowed in: %s.", g, list),
 		fmt.Sprintf("%s можно в: %s.", g, list))

@@ -68,6 +68,11 @@ type Caller struct {
 	// Continues is the audit id of the hook call this one runs (exec,
 	// with the call id the hook issued).
 	Continues string
+	// Refusal, when set, is a refusal made before the call reached the
+	// gate (a built-in that vaultgate run did not offer Claude Code, which
+	// answered it by itself): the call is recorded as denied with it, and
+	// nothing is planned or run.
+	Refusal *policy.Deny
 	// refused is why the call may not even be planned (exec presenting a
 	// call id that opens nothing): it is recorded as an error, and runs
 	// nothing.
@@ -244,6 +249,10 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 	}
 	if c.refused != nil {
 		out.Decision, out.Err = Error, c.refused
+		return out
+	}
+	if c.Refusal != nil {
+		out.Decision, out.Deny = Deny, c.Refusal
 		return out
 	}
 	if g.person && c.acts == nil {

@@ -25,7 +25,7 @@ path = "`+auditPath+`"
 [zones]
 edit      = ["."]
 protected = ["мета"]
-hidden    = ["notes/private"]
+hidden    = ["notes/private?"] # not in the sample vault: expected later
 `)
 	g := serverGate(t, cfg)
 	p := cfg.Policy(config.DefaultAgent)

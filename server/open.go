@@ -42,6 +42,11 @@ import (
 // to log (nil: os.Stderr).
 func OpenServer(cfg *config.Config, log io.Writer) (*Gate, error) {
 	log = cmp.Or[io.Writer](log, os.Stderr)
+	// A zone entry that names nothing leaves open what it was to close
+	// (a typo): no gate that judges an agent opens on it.
+	if err := cfg.ZonesReady(); err != nil {
+		return nil, err
+	}
 	g, err := open(cfg, true, true)
 	if err != nil {
 		return nil, err
@@ -75,6 +80,9 @@ func OpenCall(cfg *config.Config, agent string) (*Gate, error) {
 	p := cfg.Policy(agent)
 	if p == nil {
 		return nil, fmt.Errorf("no agent %q in the config", agent)
+	}
+	if err := cfg.ZonesReady(); err != nil {
+		return nil, err // as OpenServer: a typo in [zones] opens nothing
 	}
 	g, err := open(cfg, true, false)
 	if err != nil {

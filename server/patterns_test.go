@@ -107,7 +107,13 @@ func TestWallHiddenByName(t *testing.T) {
 	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
 		t.Skip("wall: the walled run needs root (CI runs it)")
 	}
-	cfg, _ := patternVault(t, "required")
+	cfg, vault := patternVault(t, "required")
+	// Inside a control folder, which the wall keeps read-only whole, a
+	// hidden name needs a cover of its own.
+	for _, name := range []string{".claude/.env", ".vscode/deep/.env.local", "notes/.claude/id.pem"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(vault, name)), 0o755)
+		os.WriteFile(filepath.Join(vault, name), []byte("TOKEN=control-secret\n"), 0o644)
+	}
 	g := serverGate(t, cfg)
 	p := cfg.Policy(config.DefaultAgent)
 	c := Caller{Via: ViaStdio, Session: &policy.Session{ID: "s", Agent: p.Name, State: policy.NewState()}, Policy: p}
@@ -123,7 +129,7 @@ func TestWallHiddenByName(t *testing.T) {
 	// A glob the analysis leaves to the wall runs there, and finds the
 	// hidden files covered: empty.
 	for _, cmd := range []string{
-		"cat .en?", "cat keys/*.pem", "cat */.env*",
+		"cat .en?", "cat keys/*.pem", "cat */.env*", "cat .claude/.e*", "cat .vscode/*/.e*", "cat notes/.claude/*.p*",
 		`grep -r TOKEN . || true`,
 		`python3 -c "import os
 for d, _, fs in os.walk('.'):

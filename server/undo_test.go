@@ -424,3 +424,133 @@ func TestUndoOrderIsTheLocksOrder(t *testing.T) {
 	}
 	sameTree(t, "after undoing the burst", tree(t, vault), before)
 }
+
+// TestUndoDryRunIsThePlan: a dry run is the undo's own plan, taken no
+// further: it changes no file, writes no audit line and keeps no history,
+// and the undo that follows does to each path what the dry run said, its
+// lines the same but for their tense.
+func TestUndoDryRunIsThePlan(t *testing.T) {
+	g, vault, state := historyGate(t)
+	before := tree(t, vault)
+	call(t, g, "s1", toolCall{"write", map[string]any{"path": "a.md", "content": "agent\n"}})
+	call(t, g, "s1", toolCall{"write", map[string]any{"path": "new.md", "content": "new\n"}})
+	call(t, g, "s1", toolCall{"delete", map[string]any{"path": "tree", "recursive": true}})
+	if err := os.WriteFile(filepath.Join(vault, "b.md"), []byte("person\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	call(t, g, "s2", toolCall{"write", map[string]any{"path": "other/keep.md", "content": "s2\n"}})
+	changed := tree(t, vault)
+	logPath := filepath.Join(state, "audit.jsonl")
+	logBefore, _ := os.ReadFile(logPath)
+	entries := func() int {
+		all, err := g.keep.(*history.Store).All()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(all)
+	}
+	kept := entries()
+
+	plan, err := undo(t, g, UndoRequest{Session: "s1", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []UndoPath{{Path: "a.md", Action: UndoPutBack}, {Path: "new.md", Action: UndoRemove}, {Path: "tree", Action: UndoPutBack}}
+	if !slices.Equal(plan.Paths, want) || !plan.DryRun || plan.ID != "" || plan.Calls != 3 {
+		t.Errorf("the plan: %+v, want paths %+v", plan, want)
+	}
+	sameTree(t, "after the dry run", tree(t, vault), changed)
+	if logNow, _ := os.ReadFile(logPath); string(logNow) != string(logBefore) {
+		t.Error("the dry run wrote an audit line")
+	}
+	if n := entries(); n != kept {
+		t.Errorf("the dry run kept history: %d entries, were %d", n, kept)
+	}
+	var planned []string
+	for _, l := range plan.Lines() {
+		planned = append(planned, l.Text)
+	}
+	if !slices.Equal(planned, []string{"would put back a.md", "would remove new.md", "would put back tree"}) {
+		t.Errorf("the plan's lines: %q", planned)
+	}
+
+	// A path changed since its call: the plan says it would leave it alone.
+	o := call(t, g, "s3", toolCall{"write", map[string]any{"path": "b.md", "content": "s3\n"}})
+	os.WriteFile(filepath.Join(vault, "b.md"), []byte("person again\n"), 0o644)
+	left, err := undo(t, g, UndoRequest{IDs: []string{o.ID}, DryRun: true})
+	if err != nil || len(left.Paths) != 1 || left.Paths[0] != (UndoPath{Path: "b.md", Action: UndoLeaveAlone, Call: o.ID}) {
+		t.Fatalf("the plan of a conflict: %+v %v", left, err)
+	}
+	if l := left.Lines(); len(l) != 1 || !l[0].Problem || l[0].Text != "b.md changed since call "+o.ID+"; it would be left alone (--force puts it back)" {
+		t.Errorf("the plan's line for a conflict: %+v", l)
+	}
+
+	done, err := undo(t, g, UndoRequest{Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(done.Paths, plan.Paths) || done.DryRun || done.ID == "" {
+		t.Errorf("the undo did %+v, its plan said %+v", done.Paths, plan.Paths)
+	}
+	var did []string
+	for _, l := range done.Lines() {
+		did = append(did, l.Text)
+	}
+	if !slices.Equal(did[:3], []string{"put back a.md", "removed new.md", "put back tree"}) || did[3] != "undo "+done.ID+" (vaultgate undo "+done.ID+" takes it back)" {
+		t.Errorf("the undo's lines: %q", did)
+	}
+	now := tree(t, vault)
+	for p := range before {
+		if p != "b.md" && p != "other/keep.md" && now[p] != before[p] {
+			t.Errorf("%s is not back: %q", p, now[p])
+		}
+	}
+	if _, ok := now["new.md"]; ok {
+		t.Error("new.md was not removed")
+	}
+}
+
+// TestUndoVia: the panel's undo is the person's act via "panel", in its
+// audit line and in its history, whose --since leaves it out as it leaves
+// out the command line's; no other via undoes.
+func TestUndoVia(t *testing.T) {
+	g, vault, state := historyGate(t)
+	call(t, g, "s1", toolCall{"write", map[string]any{"path": "a.md", "content": "agent\n"}})
+	start := time.Now().Add(-time.Minute)
+	if _, err := undo(t, g, UndoRequest{Session: "s1", Via: ViaStdio}); err == nil {
+		t.Error("an undo via stdio was taken")
+	}
+	if b, _ := os.ReadFile(filepath.Join(vault, "a.md")); string(b) != "agent\n" {
+		t.Errorf("a refused via undid: %q", b)
+	}
+	u, err := undo(t, g, UndoRequest{Session: "s1", Via: ViaPanel})
+	if err != nil || len(u.Restored) != 1 {
+		t.Fatalf("the panel's undo: %+v %v", u, err)
+	}
+	var last audit.Record
+	audit.Read(filepath.Join(state, "audit.jsonl"), func(r audit.Record) error { last = r; return nil })
+	if last.ID != u.ID || last.Via != ViaPanel || last.Session != "panel" || last.Agent != "person" || last.Tool != "undo" {
+		t.Errorf("the panel's undo's line: %+v", last)
+	}
+	es, err := g.keep.(*history.Store).Call(u.ID)
+	if err != nil || len(es) == 0 || es[0].Via != "panel" || es[0].Session != "panel" || es[0].Agent != "person" {
+		t.Errorf("the panel's undo's history: %+v %v", es, err)
+	}
+	// --since leaves it out, unless asked.
+	scope, err := g.scope()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := g.keep.(*history.Store)
+	sel, err := SelectCalls(store, scope, "", start, false)
+	if err != nil || slices.Contains(sel.IDs, u.ID) || sel.LeftOutUndos != 1 || len(sel.IDs) != 1 {
+		t.Errorf("since, without the person's undos: %+v %v", sel, err)
+	}
+	if sel, err = SelectCalls(store, scope, "", start, true); err != nil || !slices.Contains(sel.IDs, u.ID) || sel.LeftOutUndos != 0 {
+		t.Errorf("since, with the person's undos: %+v %v", sel, err)
+	}
+	// A session names them: the panel's is "panel".
+	if sel, err = SelectCalls(store, scope, "panel", time.Time{}, false); err != nil || !slices.Equal(sel.IDs, []string{u.ID}) {
+		t.Errorf("the panel's session: %+v %v", sel, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,6 +114,17 @@ func planBash(s *Set, a args) (*Plan, error) {
 			return nil, err
 		}
 		out := bashResult(res, timeout, s.Lang)
+		if callWall != nil && s.Zones.HidesCopies() && slices.Contains(an.Programs, "git") {
+			// The wall covers .git: git's "not a git repository" must
+			// not read as the vault's state (a checkout, a re-init).
+			note := s.say(say.GitHidden{}) + "\n"
+			out.Text += note
+			out.Stderr += note
+			if bo, ok := out.Structured.(BashOutput); ok {
+				bo.Stderr += note
+				out.Structured = bo
+			}
+		}
 		if tx == nil {
 			return out, nil
 		}

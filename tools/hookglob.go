@@ -1,11 +1,17 @@
 package tools
 
 import (
+	"errors"
+	"io"
+	"io/fs"
 	"path"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/zones"
 )
 
 // Claude Code runs ripgrep for Glob and Grep: `rg --files --glob PATTERN`
@@ -240,4 +246,133 @@ func jsSpace(r rune) bool {
 		return true
 	}
 	return r >= 0x2000 && r <= 0x200a
+}
+
+// A read of a whole folder that no wall confines — Claude Code's Glob and
+// Grep above all, whose ripgrep lists and reads every file there, hidden
+// ones too — reaches whatever the name patterns of the zones cover inside
+// it. A pattern ("**/.env") could match anywhere, so judged by the table
+// alone it would refuse every such read of every folder; instead the
+// planner looks at what is there now and the zones rule judges each path
+// it found (policy.Effect.Found). This is that look, for every plan (Set.Plan).
+
+// maxFoundWalk bounds the walk of a folder for what name patterns cover,
+// where the wall's index of names can't answer: past it the read is
+// judged as if a pattern matched inside (fail closed).
+const maxFoundWalk = 200_000
+
+// errFoundWalk is a folder too large to look through.
+var errFoundWalk = errors.New("tools: too many entries to look for what name patterns cover")
+
+// findCovered fills in Found on each read of a whole folder in the vault
+// that no wall confines, when a name pattern of the zones hides something.
+// A folder it can't look through keeps Found nil, and the pattern refuses
+// the read.
+func (s *Set) findCovered(effects []policy.Effect) {
+	if s.Zones == nil || !hidesByName(s.Zones) {
+		return
+	}
+	for i := range effects {
+		e := &effects[i]
+		if e.Op != zones.OpRead || !e.Subtree || e.Confined || e.Unknown || e.Path.IsZero() || e.Path.Outside() {
+			continue
+		}
+		if paths, err := s.coveredUnder(e.Path); err == nil {
+			e.Found = &policy.Found{Paths: paths}
+		}
+	}
+}
+
+// hidesByName reports whether a name pattern of t covers paths that may
+// not be read: only then can a read of a folder meet one.
+func hidesByName(t *zones.Table) bool {
+	for _, r := range t.Patterns() {
+		if !r.Mode.Allows(zones.OpRead) {
+			return true
+		}
+	}
+	return false
+}
+
+// coveredUnder is what the name patterns cover inside the folder dir now:
+// from the wall's index of names, which a server keeps exact
+// (sandbox.NameIndex; it looks inside a control folder that may be read,
+// such as .claude, and not inside one that may not), else by walking dir
+// through the vault's file system without following a link.
+func (s *Set) coveredUnder(dir zones.Path) ([]zones.Path, error) {
+	seen := 0
+	if x := s.Vault.Names; x != nil {
+		if named, err := x.CoveredUnder(s.Zones, dir); err == nil {
+			var out []zones.Path
+			for _, p := range named {
+				if s.Zones.PatternCovers(p) {
+					out = append(out, p)
+				}
+			}
+			return out, nil
+		}
+	}
+	st, err := statOf(s.Vault.lstat(dir.String()))
+	if err != nil {
+		return nil, err
+	}
+	if !st.exists || !st.dir || st.symlink {
+		return nil, nil // ripgrep walks no folder there
+	}
+	return s.walkCovered(dir.String(), dir, &seen)
+}
+
+// walkCovered walks the folder disk (as the file system spells it; at as
+// the zones do) for what the name patterns cover, none inside another.
+func (s *Set) walkCovered(disk string, at zones.Path, seen *int) ([]zones.Path, error) {
+	d, err := s.Vault.Fs.Open(disk)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var names []string
+	for {
+		batch, err := d.Readdirnames(256)
+		names = append(names, batch...)
+		if *seen += len(batch); *seen > maxFoundWalk {
+			d.Close()
+			return nil, errFoundWalk
+		}
+		if err == io.EOF || err == nil && len(batch) == 0 {
+			break
+		}
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	d.Close()
+	slices.Sort(names)
+	var out []zones.Path
+	for _, name := range names {
+		child, err := at.Child(name)
+		if err != nil {
+			return nil, err
+		}
+		if s.Zones.PatternCovers(child) {
+			out = append(out, child)
+			continue
+		}
+		p := path.Join(disk, name)
+		st, err := statOf(s.Vault.lstat(p))
+		if err != nil {
+			return nil, err
+		}
+		if !st.dir || st.symlink || !s.Zones.Zone(child).Allows(zones.OpRead) {
+			continue // a file, a link ripgrep does not follow, or a folder the read can't be of
+		}
+		more, err := s.walkCovered(p, child, seen)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	return out, nil
 }

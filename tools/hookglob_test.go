@@ -1,8 +1,15 @@
 package tools
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/sandbox"
+	"github.com/vaultgate/vaultgate/vaultfs"
+	"github.com/vaultgate/vaultgate/zones"
 )
 
 // TestRgGlobReadAsRipgrep: a glob's literal leading folders are read as
@@ -104,5 +111,64 @@ func TestClaudeSplitsAsClaudeCode(t *testing.T) {
 		if got := claudeGrepGlobs(field); !slices.Equal(got, want) {
 			t.Errorf("%q: %q, want %q", field, got, want)
 		}
+	}
+}
+
+// TestFolderReadFindsWhatPatternsHide: Claude Code's Grep and Glob over a
+// folder are refused by a name pattern ("**/.env") only when a path it
+// hides is there now — found by the wall's index of names as a server
+// keeps it, or by a walk — including inside a control folder the agent may
+// read (.claude); a pattern that hides nothing there refuses nothing, and
+// one that protects (read only) never refuses a read.
+func TestFolderReadFindsWhatPatternsHide(t *testing.T) {
+	for _, indexed := range []bool{false, true} {
+		root := t.TempDir()
+		for _, d := range []string{"notes/deep", "other", ".claude"} {
+			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.WriteFile(filepath.Join(root, "notes/a.md"), []byte("a\n"), 0o644)
+		os.WriteFile(filepath.Join(root, "other/x.lock"), []byte("l\n"), 0o644)
+		tab, err := zones.New(root, []zones.Entry{{Path: ".", Mode: zones.Edit}, {Path: "**/.env", Mode: zones.Hidden}, {Path: "**/*.lock", Mode: zones.Protected}}, zones.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rfs, err := vaultfs.Open(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rfs.Close() })
+		s := &Set{Vault: &Vault{Root: root, Fs: rfs}, Zones: tab, Lang: "en", State: policy.NewState(), Hook: &HookCall{Cwd: root, ServerName: "vault"}}
+		if indexed {
+			x := sandbox.WatchNames(root, []*zones.Table{tab})
+			t.Cleanup(func() { x.Close() })
+			s.Vault.Names = x
+		}
+		refused := func(tool string, args map[string]any) bool {
+			t.Helper()
+			p, err := s.Plan(tool, args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return policy.Builtin(true).Judge(&policy.ToolCall{Tool: tool, Effects: p.Effects, Zones: tab, Lang: "en", Session: &policy.Session{State: s.State}}) != nil
+		}
+		check := func(when string, want map[string]bool) {
+			t.Helper()
+			for dir, refuse := range want {
+				if got := refused("Grep", map[string]any{"pattern": "x", "path": filepath.Join(root, dir)}); got != refuse {
+					t.Errorf("indexed %v, %s: Grep %s refused %v, want %v", indexed, when, dir, got, refuse)
+				}
+				if got := refused("Glob", map[string]any{"pattern": "**/*", "path": filepath.Join(root, dir)}); got != refuse {
+					t.Errorf("indexed %v, %s: Glob %s refused %v, want %v", indexed, when, dir, got, refuse)
+				}
+			}
+		}
+		check("no secret in the vault", map[string]bool{".": false, "notes": false, "other": false, ".claude": false})
+		os.WriteFile(filepath.Join(root, "notes/deep/.ENV"), []byte("TOKEN=1\n"), 0o644)
+		check("notes/deep/.ENV", map[string]bool{".": true, "notes": true, "notes/deep": true, "other": false})
+		os.Remove(filepath.Join(root, "notes/deep/.ENV"))
+		os.WriteFile(filepath.Join(root, ".claude/.env"), []byte("TOKEN=1\n"), 0o644)
+		check(".claude/.env", map[string]bool{".": true, ".claude": true, "notes": false})
 	}
 }

@@ -231,6 +231,7 @@ func (s *Set) Plan(name string, raw map[string]any) (*Plan, error) {
 		return nil, err
 	}
 	policy.Zoned(s.Zones, p.Effects)
+	s.findCovered(p.Effects) // what a folder read meets of the name patterns (hookglob.go)
 	return p, nil
 }
 

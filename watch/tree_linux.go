@@ -36,18 +36,19 @@ type Tree struct {
 	ready     chan struct{}
 	closing   atomic.Bool // Close was called: a reading stops
 
-	mu       sync.Mutex
-	ino      int // the inotify descriptor; -1 when there is none
-	rootFd   int // the vault's folder, which every folder is opened beneath
-	mounts   *os.File
-	under    []string // mount points inside the vault, when last read
-	top      *folder
-	byWd     map[int32]*folder
-	unread   map[string]bool // folders that could not be opened: tried at each Sync
-	local    map[uint64]bool // devices found local
-	broken   string          // why the tree can't be exact, for good
-	rebuilds int
-	buf      []byte
+	mu        sync.Mutex
+	ino       int // the inotify descriptor; -1 when there is none
+	rootFd    int // the vault's folder, which every folder is opened beneath
+	mounts    *os.File
+	under     []string // mount points inside the vault, when last read
+	mountsRaw []byte   // the mount table as last read
+	top       *folder
+	byWd      map[int32]*folder
+	unread    map[string]bool // folders that could not be opened: tried at each Sync
+	local     map[uint64]bool // devices found local
+	broken    string          // why the tree can't be exact, for good
+	rebuilds  int
+	buf       []byte
 }
 
 // Open watches the vault at root and reads it in the background; a Sync
@@ -465,32 +466,57 @@ func (t *Tree) shown(rel string) string {
 
 // mountsChanged reports whether the mount points inside the vault differ
 // from when the vault was last read: a file system mounted there brings
-// names with no event.
+// names with no event. The table is read again at every Sync (tens of
+// microseconds): poll's notice of a change to it is not delivered for
+// every change on every kernel.
 func (t *Tree) mountsChanged() bool {
-	fds := []unix.PollFd{{Fd: int32(t.mounts.Fd()), Events: unix.POLLPRI}}
-	if n, err := unix.Poll(fds, 0); err != nil || n == 0 || fds[0].Revents&(unix.POLLPRI|unix.POLLERR) == 0 {
+	raw, err := t.readMounts()
+	if err != nil {
+		t.broken = fmt.Sprintf("the mount table can't be read: %v", err)
 		return false
 	}
-	now := t.mountsInside()
-	return !slices.Equal(now, t.under)
+	if bytes.Equal(raw, t.mountsRaw) {
+		return false
+	}
+	t.mountsRaw = raw
+	return !slices.Equal(t.pointsInside(raw), t.under)
 }
 
-// mountsInside lists the mount points strictly inside the vault, and
-// rearms the mount table's readiness.
-func (t *Tree) mountsInside() []string {
+// readMounts reads the whole mount table.
+func (t *Tree) readMounts() ([]byte, error) {
 	if _, err := t.mounts.Seek(0, 0); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	_, err := b.ReadFrom(t.mounts)
+	return b.Bytes(), err
+}
+
+// mountsInside reads the mount table and lists the mount points strictly
+// inside the vault.
+func (t *Tree) mountsInside() []string {
+	raw, err := t.readMounts()
+	if err != nil {
+		t.broken = fmt.Sprintf("the mount table can't be read: %v", err)
 		return nil
 	}
+	t.mountsRaw = raw
+	return t.pointsInside(raw)
+}
+
+// pointsInside lists the mount points of the table raw strictly inside
+// the vault.
+func (t *Tree) pointsInside(raw []byte) []string {
 	var out []string
-	sc := bufio.NewScanner(t.mounts)
+	prefix := strings.TrimSuffix(t.root, "/") + "/"
+	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) < 5 {
 			continue
 		}
-		point := unescapeMount(fields[4])
-		if strings.HasPrefix(point, strings.TrimSuffix(t.root, "/")+"/") {
+		if point := unescapeMount(fields[4]); strings.HasPrefix(point, prefix) {
 			out = append(out, point)
 		}
 	}

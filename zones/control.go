@@ -77,6 +77,12 @@ var anyDepth = func() map[string]bool {
 	return m
 }()
 
+// HoldsCopies reports whether a name is a control path that holds copies
+// of the vault's files (.git), folded first. Nothing inside one needs a
+// cover of its own: it is hidden whole where the vault has a zone that
+// may not be read, and read-only whole otherwise.
+func HoldsCopies(name string) bool { return anyDepth[Fold(name)] }
+
 // IsControlName reports whether a file or folder name is a control path
 // wherever it is (folded first).
 func IsControlName(name string) bool {

@@ -30,6 +30,11 @@ type Options struct {
 	// audit log, the state folder.
 	Protect []string
 	Hide    []string
+	// Exists says whether an entry's path is there now, for the words
+	// of a refusal only (Where): it never names, as a place to go, a
+	// folder that is not there. nil: every entry is. The table itself
+	// never reads the disk; whoever builds it (config) may.
+	Exists func(Path) bool
 }
 
 // Table answers which zone a path is in. It is immutable once built and safe
@@ -46,6 +51,7 @@ type Table struct {
 	// copiesHidden: the vault has a zone that may not be read, so a
 	// control path that holds copies of its files (.git) is hidden.
 	copiesHidden bool
+	exists       func(Path) bool // Options.Exists
 }
 
 // New builds a table for the vault at the absolute path vault. Entry paths
@@ -63,6 +69,7 @@ func New(vault string, entries []Entry, opt Options) (*Table, error) {
 		caps:     make(map[string]Mode),
 		capsFold: make(map[string]Mode),
 		foldOnly: opt.FoldOnly,
+		exists:   opt.Exists,
 	}
 	for _, e := range entries {
 		if IsPattern(e.Path) {
@@ -155,6 +162,11 @@ func (e *DuplicateError) Error() string {
 	return fmt.Sprintf("%q is listed in two zones: %s and %s", e.Path, e.First, e.Second)
 }
 
+// HidesCopies reports whether a control path that holds copies of the
+// vault's files (.git) is hidden, as it is when the vault has a zone that
+// may not be read: git then finds no repository where the agent looks.
+func (t *Table) HidesCopies() bool { return t.copiesHidden }
+
 // Vault returns the vault root the table was built for.
 func (t *Table) Vault() string { return t.vault }
 
@@ -165,6 +177,10 @@ type Root struct {
 	// Pattern marks a name pattern's entry (Path is its text, not a
 	// path): from Within, a zone that may lie anywhere inside.
 	Pattern bool
+	// Control marks a control path (Controls), and Own a path vaultgate
+	// keeps for itself (a reserved name, the config file, the audit log
+	// and its state folder): from RootOf, what capped the zone.
+	Control, Own bool
 }
 
 // Patterns returns the configured name patterns, as Roots whose Path is
@@ -370,14 +386,126 @@ func (t *Table) Within(under Path) []Root {
 	return out
 }
 
-// Where returns the configured zone roots in which op is allowed, for a
-// reason that tells the model where it may go instead.
-func (t *Table) Where(op Op) []string {
-	var out []string
+// Area is a zone root where an op is allowed, with the folders inside it
+// where it is not: "the whole vault" must not read as taking in a
+// protected folder that lies in it.
+type Area struct {
+	Path string // a configured entry ("." is the whole vault)
+	// Except are the entries inside Path, at the top, whose zone does not
+	// allow the op and may be listed (a hidden one is never named).
+	Except []string
+}
+
+// Where returns the zone roots in which op is allowed, each with the
+// folders inside it where it is not, for a reason that tells the model
+// where it may go instead. A root that is not there now (Options.Exists)
+// is left out: the model is never sent to a folder that does not exist.
+func (t *Table) Where(op Op) []Area {
+	var out []Area
 	for _, e := range t.entries {
-		if e.Mode.Allows(op) && t.Zone(Path{e.Path}).Allows(op) {
-			out = append(out, e.Path)
+		if e.Mode.Allows(op) && t.Zone(Path{e.Path}).Allows(op) && t.there(e.Path) {
+			out = append(out, Area{Path: e.Path})
 		}
 	}
+	// Each exception goes to the deepest area that holds it. Entries are
+	// sorted by path, so a folder comes before what is inside it.
+	for _, x := range t.entries {
+		z := t.Zone(Path{x.Path})
+		if z.Allows(op) || !z.Listed() || path.IsAbs(x.Path) {
+			continue
+		}
+		best := -1
+		for i, a := range out {
+			if a.Path != x.Path && (Path{x.Path}).Within(Path{a.Path}) && (best < 0 || len(a.Path) > len(out[best].Path) || out[best].Path == ".") {
+				best = i
+			}
+		}
+		if best < 0 || !t.there(x.Path) {
+			continue
+		}
+		a := &out[best]
+		if slices.ContainsFunc(a.Except, func(o string) bool { return (Path{x.Path}).Within(Path{o}) }) {
+			continue
+		}
+		a.Except = append(a.Except, x.Path)
+	}
 	return out
+}
+
+func (t *Table) there(p string) bool {
+	return p == "." || t.exists == nil || t.exists(Path{p})
+}
+
+// RootOf says what gives p its zone: the configured entry it lies in (the
+// longest, as spelled or case-folded), the name pattern that covers it, the
+// control path it is in, or the name or path vaultgate keeps for itself —
+// the first of these whose own zone is p's zone — for a refusal that names
+// where the refused path lies. Its Mode is p's zone; a zero Path when no
+// entry covers p.
+func (t *Table) RootOf(at Path) Root {
+	m := t.Zone(at)
+	p := at.p
+	if p == "" || path.IsAbs(p) {
+		return Root{Mode: m}
+	}
+	f := fold(p)
+	e, inEntry := t.entryOf(p, f)
+	if inEntry && e.Mode == m {
+		return Root{Path: Path{e.Path}, Mode: m}
+	}
+	for i := range t.patterns {
+		if t.patterns[i].mode == m && t.patterns[i].covers(f) {
+			return Root{Path: Path{t.patterns[i].text}, Mode: m, Pattern: true}
+		}
+	}
+	comps := strings.Split(p, "/")
+	prefix := func(n int) Path { return Path{strings.Join(comps[:n], "/")} }
+	if c := controlCap(f, t.copiesHidden); c != Write && c == m {
+		for _, r := range ControlRoots {
+			if f == r || strings.HasPrefix(f, r+"/") {
+				return Root{Path: prefix(strings.Count(r, "/") + 1), Mode: m, Control: true}
+			}
+		}
+		for i, c := range comps {
+			if IsControlName(c) {
+				return Root{Path: prefix(i + 1), Mode: m, Control: true}
+			}
+		}
+	}
+	for i, c := range comps {
+		if IsReserved(c) {
+			return Root{Path: prefix(i + 1), Mode: m, Own: true}
+		}
+	}
+	for n := len(comps); n > 0; n-- {
+		q := prefix(n)
+		if _, ok := t.caps[q.p]; ok {
+			return Root{Path: q, Mode: m, Own: true}
+		}
+		if _, ok := t.capsFold[fold(q.p)]; ok {
+			return Root{Path: q, Mode: m, Own: true}
+		}
+	}
+	if inEntry {
+		return Root{Path: Path{e.Path}, Mode: m}
+	}
+	return Root{Mode: m}
+}
+
+// entryOf finds the longest configured entry that is p or a folder above
+// it, as spelled, else case-folded (f is p folded).
+func (t *Table) entryOf(p, f string) (Entry, bool) {
+	var best Entry
+	found := false
+	for _, e := range t.entries {
+		if path.IsAbs(e.Path) {
+			continue
+		}
+		if (Path{p}).Within(Path{e.Path}) || (Path{f}).Within(Path{fold(e.Path)}) {
+			if !found || len(e.Path) > len(best.Path) || best.Path == "." {
+				best, found = e, true
+			}
+		}
+	}
+	return best, found
 }

@@ -1,6 +1,7 @@
 package zones
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -253,11 +254,65 @@ func TestAnchorsWithinWhere(t *testing.T) {
 		t.Errorf("Within(.) = %v", all)
 	}
 	where := tab.Where(OpDelete)
-	if len(where) != 1 || where[0] != "мета/бобер" {
+	if len(where) != 1 || where[0].Path != "мета/бобер" || len(where[0].Except) != 0 {
 		t.Errorf("Where(delete) = %v", where)
 	}
 	if w := tab.Where(OpCreate); len(w) != 3 {
 		t.Errorf("Where(create) = %v", w)
+	}
+}
+
+// TestWhereSaysWhatIsNot: the whole vault, where a change is allowed,
+// names the folders inside it where it is not, but never a hidden one, and
+// never a folder that is not there; a write zone inside a protected one is
+// its own area.
+func TestWhereSaysWhatIsNot(t *testing.T) {
+	gone := map[string]bool{".obsidian": true}
+	tab := sample(t, Options{Exists: func(p Path) bool { return !gone[p.String()] }})
+	got := fmt.Sprint(tab.Where(OpModify))
+	if want := "[{. [мета 💬 чаты]} {мета/бобер []}]"; got != want {
+		t.Errorf("Where(modify) = %s, want %s", got, want)
+	}
+	gone = map[string]bool{"мета/бобер": true}
+	got = fmt.Sprint(tab.Where(OpModify))
+	if want := "[{. [.obsidian мета 💬 чаты]}]"; got != want {
+		t.Errorf("Where(modify), мета/бобер gone = %s, want %s", got, want)
+	}
+}
+
+// TestRootOf: what gives a path its zone, for the refusal that names it.
+func TestRootOf(t *testing.T) {
+	tab, err := New(vault, []Entry{{".", Edit}, {"мета", Protected}, {"секрет", Hidden}, {"**/.env", Hidden}, {"**/*.lock", Protected}},
+		Options{Protect: []string{"vault.toml"}, Hide: []string{"state"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{
+		"мета/x.md":              "мета protected",
+		"МЕТА/x.md":              "мета protected",
+		"notes/a.md":             ". edit",
+		"секрет/a/b":             "секрет hidden",
+		"notes/.env":             "**/.env hidden pattern",
+		"notes/x.lock":           "**/*.lock protected pattern",
+		"notes/.git/config":      "notes/.git hidden control",
+		".obsidian/plugins/x/a":  ".obsidian/plugins protected control",
+		"notes/.vaultgate-tmp-1": "notes/.vaultgate-tmp-1 protected own",
+		"vault.toml":             "vault.toml protected own",
+		"state/audit.jsonl":      "state hidden own",
+	} {
+		r := tab.RootOf(at(p))
+		got := r.Path.String() + " " + r.Mode.String()
+		switch {
+		case r.Pattern:
+			got += " pattern"
+		case r.Control:
+			got += " control"
+		case r.Own:
+			got += " own"
+		}
+		if got != want {
+			t.Errorf("RootOf(%q) = %s, want %s", p, got, want)
+		}
 	}
 }
 

@@ -45,6 +45,16 @@ function el(tag, text, cls) {
   return e;
 }
 
+// elLines is el for a text whose line breaks are the text's own (a
+// reason, an error): each line escaped, the breaks kept and shown as
+// breaks (CSS white-space: pre-line).
+function elLines(tag, text, cls) {
+  const e = document.createElement(tag);
+  e.textContent = String(text ?? "").split("\n").map(esc).join("\n");
+  e.className = "lines" + (cls ? " " + cls : "");
+  return e;
+}
+
 function svgEl(tag, attrs, text) {
   const e = document.createElementNS(SVG_NS, tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
@@ -86,6 +96,20 @@ async function api(path, params) {
   const body = await res.json();
   if (!res.ok) throw new Error(body.error || res.statusText);
   return body;
+}
+
+// post sends the page's one act (the person's undo) as JSON with the
+// token in its header, the only place the panel reads it from.
+async function post(path, body) {
+  const res = await fetch(path, {
+    method: "POST", cache: "no-store",
+    headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (res.status === 401) throw new Unauthorized("the token was refused");
+  let answer;
+  try { answer = await res.json(); } catch { answer = { error: res.statusText }; }
+  return { ok: res.ok, answer };
 }
 
 // ---- filters, kept in the URL ----
@@ -211,9 +235,9 @@ function whatCell(r) {
 
 function whyCell(r) {
   const td = el("td", null, "why");
-  if (r.decision === "deny") td.append(el("span", r.rule || "(none)", "rule"), el("span", " " + (r.reason || ""), "reason"));
-  else if (r.failed_why) td.append(el("span", "failed: " + r.failed_why, "why-failed"));
-  else if (r.error) td.append(el("span", r.error, "reason"));
+  if (r.decision === "deny") td.append(el("span", r.rule || "(none)", "rule"), elLines("span", " " + (r.reason || ""), "reason"));
+  else if (r.failed_why) td.append(elLines("span", "failed: " + r.failed_why, "why-failed"));
+  else if (r.error) td.append(elLines("span", r.error, "reason"));
   const chips = (r.look || []).filter((k) => k !== "deny" && k !== "failed");
   if (chips.length) {
     const div = el("div");
@@ -249,9 +273,11 @@ function row(r, fresh) {
   when.title = fmtTime(r.time);
   let tool = r.tool;
   if (r.event) tool += " (" + r.event + ")";
-  // A long session id (stdio-<uuid>) is cut in the list; the record and
-  // the session's view show it whole.
-  const sess = el("td", shortID(r.session), "mono nowrap");
+  // A session shows as the label a person knows it by (when it started,
+  // through what) once the day has named it; a long id (stdio-<uuid>) is
+  // cut. The record and the session's view show the id whole.
+  const known = sessionLabels.get(r.session || "");
+  const sess = el("td", known ? known.short : shortID(r.session), known ? "nowrap" : "mono nowrap");
   sess.title = r.session || "";
   tr.append(when, el("td", r.via, "nowrap"), sess, el("td", tool, "mono nowrap"),
     dec, whatCell(r), whyCell(r));
@@ -259,13 +285,20 @@ function row(r, fresh) {
   return tr;
 }
 
-function setRows(records, matched) {
+let matched = 0; // how many calls match, as the list's caption says: the page's answer, then each call the stream adds
+
+function showMatched(shown) {
+  $("matched").textContent = matched > shown ? `showing ${shown} of ${matched} matching calls` : `${matched} matching call${matched === 1 ? "" : "s"}`;
+}
+
+function setRows(records, n) {
+  matched = n;
   const body = $("calls").tBodies[0];
   const list = sessionView() ? records : records.slice().reverse();
   body.replaceChildren(...list.map((r) => row(r, false)));
   $("empty").hidden = records.length > 0;
   $("calls-title").textContent = sessionView() ? "The session's calls, in order" : "Calls, newest first";
-  $("matched").textContent = matched > records.length ? `showing ${records.length} of ${matched} matching calls` : `${matched} matching call${matched === 1 ? "" : "s"}`;
+  showMatched(records.length);
 }
 
 // addLive shows a call from the stream: a new one as a new row; one the
@@ -288,6 +321,8 @@ function addLive(r) {
   else body.prepend(row(r, true));
   while (body.rows.length > MAX_ROWS) body.deleteRow(sessionView() ? 0 : -1);
   $("empty").hidden = true;
+  matched++; // a new call, not one joined by a later line: the caption counts it as the totals will
+  showMatched(body.rows.length);
 }
 
 // ---- keyboard ----
@@ -298,9 +333,11 @@ function onKey(ev) {
   const t = ev.target;
   const typing = t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement;
   if (ev.key === "Escape") {
-    if (!$("detail").hidden) { closeDetail(); ev.preventDefault(); }
+    if (!$("undo").hidden) { closeUndo(); ev.preventDefault(); }
+    else if (!$("detail").hidden) { closeDetail(); ev.preventDefault(); }
     return;
   }
+  if (!$("undo").hidden) return; // the dialog has the keys
   if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   if (ev.key === "/") { ev.preventDefault(); $("f-q").focus(); return; }
   const rows = rowsList();
@@ -366,7 +403,9 @@ function showDetail(r, tr, live) {
     dl.replaceChildren();
     const add = (k, v) => {
       if (v === undefined || v === null || v === "") return;
-      dl.append(el("dt", k), el("dd", typeof v === "string" ? v : JSON.stringify(v)));
+      const text = typeof v === "string" ? v : JSON.stringify(v);
+      // a reason or an error keeps its line breaks; every other field is one line
+      dl.append(el("dt", k), k === "reason" || k === "error" ? elLines("dd", text) : el("dd", text));
     };
     add("time", x.time); add("id", x.id); add("seq", x.seq); add("session", x.session); add("agent", x.agent);
     add("via", x.via); add("event", x.event); add("tool_use_id", x.tool_use_id); add("continues", x.continues); add("tool", x.tool);
@@ -438,6 +477,7 @@ async function showChanges(id) {
   $("detail-changes").hidden = true;
   $("detail-diffs").replaceChildren();
   $("detail-undo").textContent = "";
+  $("detail-undo-do").hidden = true;
   if (!id) return;
   let page;
   try {
@@ -458,6 +498,8 @@ async function showChanges(id) {
   if (changesFor !== id || !page.changes || page.changes.length === 0) return;
   $("detail-diffs").replaceChildren(...page.changes.map(changeBlock));
   $("detail-undo").textContent = esc(page.undo);
+  $("detail-undo-do").hidden = !page.can_undo;
+  $("detail-undo-button").dataset.id = id;
   $("detail-changes").hidden = false;
 }
 
@@ -511,6 +553,87 @@ async function copyUndo() {
     button.textContent = "selected: copy it";
   }
   setTimeout(() => { button.textContent = "copy"; }, 2000);
+}
+
+// ---- undo: the panel's one act ----
+
+// The dialog is about one request, {ids} or {session}: it asks the server
+// for the plan first (dry_run: the plan vaultgate undo --dry-run prints),
+// shows it, and sends the same request for real only when the person
+// confirms it.
+let undoAsk = null;  // { req, what } the open dialog is about
+let undoDone = false; // the vault changed: the view is loaded again when the dialog closes
+
+async function openUndo(req, what) {
+  const ask = { req, what };
+  undoAsk = ask;
+  undoDone = false;
+  $("undo-title").textContent = esc("Undo " + what + "?");
+  $("undo-state").textContent = "Working out what undo would do…";
+  $("undo-lines").replaceChildren();
+  $("undo-command").textContent = "";
+  $("undo-confirm").hidden = true;
+  $("undo-confirm").disabled = false;
+  $("undo-cancel").textContent = "Cancel";
+  $("undo").hidden = false;
+  $("undo-box").focus();
+  let r;
+  try {
+    r = await post("api/undo", { ...req, dry_run: true });
+  } catch (e) {
+    if (e instanceof Unauthorized) { closeUndo(); forget(e.message); return; }
+    if (undoAsk === ask) $("undo-state").textContent = esc("could not ask for the plan: " + (e.message || e));
+    return;
+  }
+  if (undoAsk !== ask) return; // closed, or another asked for since
+  showUndoAnswer(r.answer);
+  if (!r.ok) { $("undo-state").textContent = "Undo can't do it:"; return; }
+  const does = (r.answer.paths || []).filter((p) => p.action !== "leave alone").length;
+  $("undo-state").textContent = does ? "Nothing has changed yet. This is what undo would do:" : "Undo would change nothing:";
+  $("undo-confirm").hidden = does === 0;
+  $("undo-confirm").textContent = `Undo: change ${does} path${does === 1 ? "" : "s"}`;
+  if (does) $("undo-confirm").focus();
+}
+
+async function confirmUndo() {
+  const ask = undoAsk;
+  if (!ask) return;
+  $("undo-confirm").disabled = true;
+  $("undo-state").textContent = "Undoing…";
+  let r;
+  try {
+    r = await post("api/undo", ask.req);
+  } catch (e) {
+    if (e instanceof Unauthorized) { closeUndo(); forget(e.message); return; }
+    $("undo-state").textContent = esc("could not undo: " + (e.message || e));
+    return;
+  }
+  if (undoAsk !== ask) return;
+  undoDone = true;
+  showUndoAnswer(r.answer);
+  $("undo-title").textContent = esc((r.ok ? "Undone: " : "Undo failed: ") + ask.what);
+  $("undo-state").textContent = r.ok ? "Done. The undo is a call of its own, yours (via panel); undoing it puts this back." : "";
+  $("undo-confirm").hidden = true;
+  $("undo-cancel").textContent = "Close";
+  $("undo-cancel").focus();
+}
+
+// showUndoAnswer lists what undo says, line by line, as vaultgate undo
+// prints it (a problem line is its stderr's), and the same at a terminal.
+function showUndoAnswer(a) {
+  const lines = (a.lines || []).map((l) => el("li", l.text, l.problem ? "problem" : ""));
+  if (a.error) lines.push(el("li", a.error, "problem"));
+  $("undo-lines").replaceChildren(...lines);
+  $("undo-command").textContent = esc(a.command || "");
+}
+
+function closeUndo() {
+  $("undo").hidden = true;
+  undoAsk = null;
+  if (undoDone) {
+    undoDone = false;
+    load();
+  }
 }
 
 // ---- counts and charts ----
@@ -588,9 +711,39 @@ async function refreshStats() {
 
 // ---- the day at a glance ----
 
+// sessionLabels: each session the page was told of, by id, with the label
+// a person knows it by (when it started, through what, which agent) and
+// its short form for the list.
+const sessionLabels = new Map();
+
+function clock(t) { return fmtTime(t).slice(11, 16); }
+
+function sessionLabel(s) {
+  const who = s.client || (s.via || []).join(", ");
+  return `${clock(s.start)} · ${who} · agent ${s.agent || "-"}`;
+}
+
+function changedText(s) {
+  if (!s.changed || !s.changed.length) return "changed nothing";
+  let text = "changed " + s.changed.join(", ");
+  if (s.changed_paths > s.changed.length) text += ` and ${s.changed_paths - s.changed.length} more`;
+  return text;
+}
+
+let canUndo = false;
+let daySession = null; // the session the view is of, as the day told it
+
 function renderDay(d) {
   const session = $("f-session").value.trim();
-  $("day-title").textContent = esc(session ? "Session " + session : isToday() ? "Today" : "The calls that match");
+  canUndo = !!d.can_undo;
+  for (const s of d.sessions || []) sessionLabels.set(s.id, { long: sessionLabel(s), short: `${clock(s.start)} ${s.client || ""}`.trim() });
+  daySession = session ? (d.sessions || []).find((s) => s.id === session) || null : null;
+  let title = isToday() ? "Today" : "The calls that match";
+  if (session) title = "Session " + (daySession ? sessionLabel(daySession) : session);
+  $("day-title").textContent = esc(title);
+  $("day-sub").hidden = !session;
+  $("day-sub").textContent = session ? esc(session + (daySession ? " · " + changedText(daySession) : "")) : "";
+  $("session-undo").hidden = !(session && canUndo && daySession && daySession.changes > 0);
   $("back-to-day").hidden = !session;
   for (const k of ["calls", "changes", "denies", "failed", "errors", "look"]) $("n-" + k).textContent = String(d[k] || 0);
   const dec = $("f-decision").value, look = $("f-look").value;
@@ -613,18 +766,15 @@ function renderDay(d) {
     const b = el("button");
     b.type = "button";
     b.dataset.session = s.id;
-    b.append(el("div", s.id || "(no session)", "sid mono"));
+    b.append(el("div", sessionLabel(s), "sid"));
     const meta = el("div", undefined, "meta");
-    meta.append(el("span", `${s.agent || "-"} · ${(s.via || []).join(", ")} · started ${fmtTime(s.start).slice(11)} · ${fmtLength(Date.parse(s.end) - Date.parse(s.start))} · ${s.calls} call${s.calls === 1 ? "" : "s"} · ${s.changes} change${s.changes === 1 ? "" : "s"}`));
+    meta.append(el("span", s.id || "(no session)", "mono"));
+    meta.append(el("span", ` · ${(s.via || []).join(", ")} · ${fmtLength(Date.parse(s.end) - Date.parse(s.start))} · ${s.calls} call${s.calls === 1 ? "" : "s"} · ${s.changes} change${s.changes === 1 ? "" : "s"}`));
     if (s.denies) meta.append(el("span", ` · ${s.denies} denied`, "n-deny"));
     if (s.failed) meta.append(el("span", ` · ${s.failed} failed`, "n-failed"));
     if (s.look) meta.append(el("span", ` · ${s.look} need a look`, "n-look"));
     b.append(meta);
-    if (s.changed && s.changed.length) {
-      let text = "changed " + s.changed.join(", ");
-      if (s.changed_paths > s.changed.length) text += ` and ${s.changed_paths - s.changed.length} more`;
-      b.append(el("div", text, "changed mono"));
-    }
+    if (s.changed && s.changed.length) b.append(el("div", changedText(s), "changed mono"));
     b.addEventListener("click", () => openSession(s.id));
     li.append(b);
     return li;
@@ -743,8 +893,8 @@ async function load() {
   $("login").hidden = true;
   $("panel").hidden = false;
   lastSeq = page.last_seq;
+  renderDay(day); // first: it names the sessions the rows show
   setRows(page.records, page.matched);
-  renderDay(day);
   $("detail").hidden = true;
   selectedRow = null;
   refreshStats();
@@ -781,6 +931,16 @@ document.addEventListener("DOMContentLoaded", () => {
   $("t-look").addEventListener("click", () => setAndApply({ decision: "", look: "any" }));
   $("logout").addEventListener("click", () => forget(""));
   $("detail-copy").addEventListener("click", copyUndo);
+  $("detail-undo-button").addEventListener("click", () => {
+    const id = $("detail-undo-button").dataset.id;
+    if (id) openUndo({ ids: [id] }, "call " + id);
+  });
+  $("session-undo").addEventListener("click", () => {
+    const id = $("f-session").value.trim();
+    if (id) openUndo({ session: id }, "session " + (daySession ? sessionLabel(daySession) : id));
+  });
+  $("undo-confirm").addEventListener("click", confirmUndo);
+  $("undo-cancel").addEventListener("click", closeUndo);
   $("detail-close").addEventListener("click", closeDetail);
   document.addEventListener("keydown", onKey);
   window.addEventListener("popstate", () => { readURL(); if (token) load(); });

@@ -17,6 +17,7 @@ import (
 	"github.com/vaultgate/vaultgate/admin"
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/history"
+	"github.com/vaultgate/vaultgate/server"
 	"github.com/vaultgate/vaultgate/transport"
 	"github.com/vaultgate/vaultgate/vaultid"
 )
@@ -42,12 +43,19 @@ in the URL; one call's full record with its effects and their zones, a bash
 call's command, exit code and output; charts of calls and denies over
 time, by tool and by rule. A call that changed the vault shows its
 diff (from the history in the state folder) and the "vaultgate undo ID"
-line to copy; the panel itself never undoes anything. With --config the
-history is the config's state folder's, and the panel shows only the
-lines and changes of the config's vault (never another's that shares the
-log); with only --audit FILE the state folder is taken to be the
-audit log's folder, and every line is shown. The page is embedded in the
-binary and fetches nothing from elsewhere.
+line to copy. With --config the history is the config's state folder's,
+and the panel shows only the lines and changes of the config's vault
+(never another's that shares the log); with only --audit FILE the state
+folder is taken to be the audit log's folder, and every line is shown.
+The page is embedded in the binary and fetches nothing from elsewhere.
+
+With --config the page can also undo a call, or a whole session: it
+shows first what undo would do to each path (the plan "vaultgate undo
+--dry-run" prints), then undoes it once you confirm, as vaultgate undo
+does (the same conflict rules and words; an audit line of yours, via
+"panel"). It is the panel's one act, a POST that needs the token in its
+Authorization header (never a cookie or the URL), so another page can't
+make your browser send it.
 
 The token comes from $` + adminTokenEnv + ` or --token-file (at least 16
 characters), never from a flag; without one the panel does not start. The
@@ -83,8 +91,12 @@ loopback; any other host works but prints a warning.`,
 			if err != nil {
 				return fail(exitFailed, "%v", err)
 			}
+			undo, err := src.personUndo()
+			if err != nil {
+				return fail(exitUsage, "%v", err)
+			}
 			panel, err := admin.New(admin.Options{Log: path, Token: token, History: history.Dir(state), Config: cfgPath,
-				Index: admin.IndexFile(state, path), Scope: scope})
+				Index: admin.IndexFile(state, path), Scope: scope, Undo: undo})
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
@@ -131,6 +143,29 @@ func (s *logSource) vaultScope() (func() (vaultid.Scope, error), error) {
 		return nil, err
 	}
 	return func() (vaultid.Scope, error) { return vaultid.ScopeOf(cfg.StateDir, id) }, nil
+}
+
+// personUndo is the panel's undo: with --config, each request opens the
+// config's vault for the person (server.OpenPerson, as vaultgate undo
+// does), undoes or plans through its gate (Gate.Undo, audited via
+// "panel") and closes it; with only --audit FILE, nil: the panel knows no
+// vault to undo in.
+func (s *logSource) personUndo() (func(server.UndoRequest) (*server.Undone, error), error) {
+	if s.config == "" {
+		return nil, nil
+	}
+	cfg, err := config.Load(s.config)
+	if err != nil {
+		return nil, err
+	}
+	return func(req server.UndoRequest) (*server.Undone, error) {
+		g, err := server.OpenPerson(cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer g.Close()
+		return g.Undo(req)
+	}, nil
 }
 
 // adminToken reads the panel's token from the file, or else the

@@ -14,9 +14,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+
+	"golang.org/x/text/width"
 
 	"github.com/vaultgate/vaultgate/audit"
-	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/visible"
 )
 
@@ -29,23 +31,26 @@ type logSource struct {
 
 func (s *logSource) flags(fs *flag.FlagSet) {
 	fs.StringVar(&s.file, "audit", "", "the audit log (JSON lines)")
-	fs.StringVar(&s.config, "config", "", "the policy file (TOML) whose [audit] path to read")
+	fs.StringVar(&s.config, "config", "", "the policy file (TOML) whose [audit] path to read; default: $"+configEnv+", else the one vaultgate init set up for the vault that holds the current folder")
 }
 
+// path is the log to read: --audit's, else the config's [audit] path,
+// the config found as every command finds it (source). Found so, s.config
+// then names it.
 func (s *logSource) path() (string, error) {
 	switch {
 	case s.file != "" && s.config != "":
 		return "", errors.New("give --audit or --config, not both")
 	case s.file != "":
 		return s.file, nil
-	case s.config != "":
-		cfg, err := config.Load(s.config)
-		if err != nil {
-			return "", err
-		}
-		return cfg.AuditPath, nil
 	}
-	return "", errors.New("give --audit FILE (the log) or --config FILE (the policy that names it)")
+	src := source{config: s.config}
+	cfg, err := src.load()
+	if err != nil {
+		return "", err
+	}
+	s.config = src.config
+	return cfg.AuditPath, nil
 }
 
 // filterFlags are the filters tail, stats and the admin panel share.
@@ -224,8 +229,7 @@ Run "vaultgate audit SUBCOMMAND --help" for each one's flags.`,
 			sub.flags(own, &scratch)
 			if o.help {
 				fmt.Fprintf(stdout, "usage: vaultgate audit %s %s\n\n%s\n\nflags:\n", sub.name, sub.usage, sub.help)
-				own.SetOutput(stdout)
-				own.PrintDefaults()
+				printFlags(stdout, own)
 				return exitOK
 			}
 			bad := ""
@@ -235,7 +239,7 @@ Run "vaultgate audit SUBCOMMAND --help" for each one's flags.`,
 				}
 			})
 			if bad != "" {
-				return fail(exitUsage, "audit %s has no flag -%s (see vaultgate audit %s --help)", sub.name, bad, sub.name)
+				return fail(exitUsage, "audit %s has no flag %s (see vaultgate audit %s --help)", sub.name, flagName(bad), sub.name)
 			}
 			return sub.run(&o, args[1:])
 		},
@@ -642,14 +646,18 @@ func printStats(w io.Writer, s *audit.Stats) {
 	if len(s.ByRule) == 0 {
 		fmt.Fprintln(w, "  (none)")
 	}
-	for _, k := range sortedKeys(s.ByRule, func(n int) int { return n }) {
-		fmt.Fprintf(w, "  %-24s %6d\n", esc(k), s.ByRule[k])
+	rules := sortedKeys(s.ByRule, func(n int) int { return n })
+	width := nameWidth(rules, esc)
+	for _, k := range rules {
+		fmt.Fprintf(w, "  %s %6d\n", pad(esc(k), width), s.ByRule[k])
 	}
 	table := func(title string, m map[string]*audit.Count) {
-		fmt.Fprintf(w, "\n%-26s %6s %6s %6s %6s\n", title, "calls", "denies", "errors", "failed")
-		for _, k := range sortedKeys(m, func(c *audit.Count) int { return c.Calls }) {
+		keys := sortedKeys(m, func(c *audit.Count) int { return c.Calls })
+		width := nameWidth(keys, func(k string) string { return esc(cmp.Or(k, "-")) })
+		fmt.Fprintf(w, "\n%s %6s %6s %6s %6s\n", pad(title, width+2), "calls", "denies", "errors", "failed")
+		for _, k := range keys {
 			c := m[k]
-			fmt.Fprintf(w, "  %-24s %6d %6d %6d %6d\n", esc(cmp.Or(k, "-")), c.Calls, c.Denies, c.Errors, c.Failed)
+			fmt.Fprintf(w, "  %s %6d %6d %6d %6d\n", pad(esc(cmp.Or(k, "-")), width), c.Calls, c.Denies, c.Errors, c.Failed)
 		}
 	}
 	table("by tool:", s.ByTool)
@@ -657,6 +665,37 @@ func printStats(w io.Writer, s *audit.Stats) {
 	if len(s.ByAgent) > 1 {
 		table("by agent:", s.ByAgent)
 	}
+}
+
+// nameWidth is the width of the name column of a table of stats: the
+// widest name as printed (a session id may be long), and at least 24.
+func nameWidth(keys []string, shown func(string) string) int {
+	w := 24
+	for _, k := range keys {
+		w = max(w, cellWidth(shown(k)))
+	}
+	return w
+}
+
+// pad fills s with spaces to width columns of a terminal.
+func pad(s string, width int) string {
+	return s + strings.Repeat(" ", max(0, width-cellWidth(s)))
+}
+
+// cellWidth is how many columns of a terminal s takes: two for a wide or
+// full-width character (CJK, most emoji), none for a combining mark.
+func cellWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200d || r >= 0xfe00 && r <= 0xfe0f:
+		case width.LookupRune(r).Kind() == width.EastAsianWide || width.LookupRune(r).Kind() == width.EastAsianFullwidth:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // sortedKeys orders a count's keys most first, then by name.

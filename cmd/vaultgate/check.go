@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/vaultgate/vaultgate/config"
 	"github.com/vaultgate/vaultgate/policy"
+	"github.com/vaultgate/vaultgate/say"
 	"github.com/vaultgate/vaultgate/server"
+	"github.com/vaultgate/vaultgate/tools"
 	"github.com/vaultgate/vaultgate/visible"
 )
 
@@ -19,11 +22,13 @@ func init() {
 	register(&command{
 		name:    "check",
 		summary: "dry-run a tool call: its effects, their zones, the decision",
-		usage:   "[--config FILE | --vault DIR] TOOL ARGS",
+		usage:   "[--config FILE | --vault DIR] TOOL [ARGS | KEY=VALUE...]",
 		help: `Plans and judges one call without running it, and prints each effect with
 its zone, then the decision and the reason. ARGS is the tool's JSON
-arguments, e.g. '{"path":"мета/x.md"}', and may be left out for a tool
-without required arguments (list). For bash it may be the command itself:
+arguments, e.g. '{"path":"мета/x.md"}', or the same as KEY=VALUE words,
+e.g. path=мета/x.md (a number or true/false where the tool takes one:
+depth=2 recursive=true), and may be left out for a tool without required
+arguments (list). For bash it may be the command itself:
 every word after "bash" (or after "bash --") is the command's, joined by
 spaces, so "check bash rm -rf notes" needs no quotes; quote a command that
 holds what your shell would expand (;, |, >, $).
@@ -39,7 +44,7 @@ Exit status: 0 allow, 1 deny, 2 bad usage (including a malformed call).`,
 		flagsEnd: func(pos []string) bool { return len(pos) == 1 && pos[0] == "bash" },
 		run: func(fs *flag.FlagSet, args []string) int {
 			args = checkWords(args)
-			if len(args) != 2 {
+			if len(args) < 2 {
 				return fail(exitUsage, "check takes a tool name and its arguments (see --help)")
 			}
 			cfg, err := src.load()
@@ -50,7 +55,7 @@ Exit status: 0 allow, 1 deny, 2 bad usage (including a malformed call).`,
 			if p == nil {
 				return fail(exitUsage, "no agent %q in the config", agent)
 			}
-			raw, err := checkArgs(args[0], args[1])
+			raw, err := checkArgs(args[0], args[1:])
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
@@ -96,17 +101,67 @@ func checkWords(args []string) []string {
 	return args
 }
 
-// checkArgs decodes ARGS; for bash a plain command is accepted as is.
-func checkArgs(tool, arg string) (any, error) {
-	trimmed := strings.TrimSpace(arg)
-	if tool == "bash" && !strings.HasPrefix(trimmed, "{") {
-		return map[string]any{"command": arg}, nil
+// checkArgs decodes ARGS: one JSON object, or KEY=VALUE words, each value
+// typed as the tool's argument of that name is (an integer, a boolean,
+// else a string); for bash a plain command is accepted as is.
+func checkArgs(tool string, words []string) (any, error) {
+	if tool == "bash" && len(words) == 1 && !strings.HasPrefix(strings.TrimSpace(words[0]), "{") {
+		return map[string]any{"command": words[0]}, nil
 	}
-	var v any
-	if err := json.Unmarshal([]byte(arg), &v); err != nil {
-		return nil, fmt.Errorf("ARGS is not JSON: %v", err)
+	if len(words) == 1 && !isKeyValue(words[0]) {
+		var v any
+		if err := json.Unmarshal([]byte(words[0]), &v); err != nil {
+			return nil, fmt.Errorf("ARGS is not JSON (%v), nor KEY=VALUE", err)
+		}
+		return v, nil
 	}
-	return v, nil
+	types := map[string]string{}
+	if t, ok := (&tools.Set{Lang: say.English}).Lookup(tool); ok {
+		for _, p := range t.Params {
+			types[p.Name] = p.Type
+		}
+	}
+	m := map[string]any{}
+	for _, w := range words {
+		if !isKeyValue(w) {
+			return nil, fmt.Errorf("%q: give the arguments as one JSON object, or as KEY=VALUE words", w)
+		}
+		k, v, _ := strings.Cut(w, "=")
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("%s= is given twice", k)
+		}
+		switch types[k] {
+		case "integer":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s=%s: %s takes a whole number", k, v, k)
+			}
+			m[k] = n
+		case "boolean":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s=%s: %s takes true or false", k, v, k)
+			}
+			m[k] = b
+		default:
+			m[k] = v
+		}
+	}
+	return m, nil
+}
+
+// isKeyValue reports whether w is KEY=VALUE, KEY an argument's name.
+func isKeyValue(w string) bool {
+	k, _, ok := strings.Cut(w, "=")
+	if !ok || k == "" {
+		return false
+	}
+	for i, r := range k {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // printCheck prints effects in the shape the tests compare: "op path zone".

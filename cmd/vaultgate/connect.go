@@ -17,7 +17,7 @@ import (
 
 func init() {
 	var refuse bool
-	var lang, serverName string
+	var lang, serverName, sock, tokenFile string
 	register(&command{
 		name:    "connect",
 		summary: "bridge stdio to a vaultgate run's server (the agent's MCP server entry)",
@@ -27,20 +27,25 @@ socket ($` + agentrun.SocketEnv + `), gives the run's token (read from the file
 $` + agentrun.TokenFileEnv + ` names, never from argv), and then carries MCP
 between its stdin and stdout and the server.
 
-With ` + agentrun.HookArg + ` it is instead the PreToolUse hook of run --claude: it
-refuses Claude Code's built-ins that touch files, with a reason that points
-to the vault's tools.`,
+With ` + agentrun.HookArg + ` it is instead the hook of run --claude: on
+PreToolUse it refuses Claude Code's built-ins that touch files, with a
+reason that points to the vault's tools; on PostToolBatch it finds the calls
+of those built-ins that Claude Code answered itself (it does not offer
+them). With --socket and --token-file it reports each such attempt to the
+run, which writes it in the audit log.`,
 		flags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&refuse, strings.TrimPrefix(agentrun.HookArg, "--"), false, "be run --claude's hook: refuse Claude Code's file built-ins")
 			fs.StringVar(&lang, "lang", "en", "the language of the hook's reasons")
 			fs.StringVar(&serverName, "server", "vault", "the vault's MCP server name, for the hook's reasons")
+			fs.StringVar(&sock, "socket", "", "the hook: the run's socket, where it reports refused built-ins")
+			fs.StringVar(&tokenFile, "token-file", "", "the hook: the file holding the run's token")
 		},
 		run: func(fs *flag.FlagSet, args []string) int {
 			if len(args) > 0 {
 				return fail(exitUsage, "connect takes no arguments (got %q)", args[0])
 			}
 			if refuse {
-				return refuseBuiltin(os.Stdin, os.Stdout, lang, serverName)
+				return refuseBuiltin(os.Stdin, os.Stdout, lang, serverName, sock, tokenFile)
 			}
 			return bridge(os.Stdin, os.Stdout)
 		},
@@ -85,16 +90,27 @@ func bridge(in io.Reader, out io.Writer) int {
 	return exitOK
 }
 
-// refuseBuiltin answers one PreToolUse call: a refused built-in gets a
-// deny with the reason; anything else, no opinion (exit 0, no output).
+// refuseBuiltin answers one hook call of run --claude. PreToolUse: a
+// refused built-in gets a deny with the reason, anything else no opinion
+// (exit 0, no output). PostToolBatch: no answer. Either way the attempts
+// at a refused built-in are reported to the run, when it says where.
 // Input it can't read is a failure (exit 2 blocks the call).
-func refuseBuiltin(in io.Reader, out io.Writer, lang, serverName string) int {
-	var call struct {
-		ToolName string `json:"tool_name"`
-	}
+func refuseBuiltin(in io.Reader, out io.Writer, lang, serverName, sock, tokenFile string) int {
+	var call agentrun.HookInput
 	if err := json.NewDecoder(io.LimitReader(in, 16<<20)).Decode(&call); err != nil {
 		fmt.Fprintf(stderr, "vaultgate connect %s: %v\n", agentrun.HookArg, err)
 		return 2
+	}
+	var reported error
+	if attempts := call.Attempts(); len(attempts) > 0 && sock != "" {
+		reported = agentrun.Report(sock, tokenFile, attempts)
+	}
+	if call.Event == "PostToolBatch" {
+		if reported != nil {
+			fmt.Fprintf(stderr, "vaultgate connect %s: the refused calls are not in the audit log: %v\n", agentrun.HookArg, reported)
+			return 1
+		}
+		return exitOK
 	}
 	instead, refused := claude.RunInstead(call.ToolName)
 	if !refused {
@@ -105,6 +121,10 @@ func refuseBuiltin(in io.Reader, out io.Writer, lang, serverName string) int {
 		l = say.English
 	}
 	reason := say.RunBuiltinRefused{Tool: call.ToolName, Instead: instead, Server: serverName}.Text(l)
+	if reported != nil {
+		// Refused all the same; the person learns why no line shows it.
+		fmt.Fprintf(stderr, "vaultgate connect %s: the refused call is not in the audit log: %v\n", agentrun.HookArg, reported)
+	}
 	json.NewEncoder(out).Encode(map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason,
 	}})

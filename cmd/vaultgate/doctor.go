@@ -25,14 +25,18 @@ import (
 )
 
 func init() {
-	var cfgPath, claudeDir string
+	var src source
+	var claudeDir string
 	register(&command{
 		name:    "doctor",
 		summary: "check a setup: the config, the zones, the wall, Claude Code's files; a fix for each problem",
 		usage:   "[--config FILE] [--claude DIR]",
 		help: `Checks, line by line, what vaultgate needs and says how to fix what is
-wrong: the config loads; every zone path exists (a missing protected or
-hidden folder is a warning: a typo there protects nothing); the audit and
+wrong: the config loads (the one --config or $VAULTGATE_CONFIG names,
+else the one vaultgate init set up for the vault that holds the current
+folder); every zone path exists (a protected or hidden entry that names
+nothing leaves open what it was to close: a problem, with a "did you
+mean", unless it ends with ? for a folder expected later); the audit and
 state folders are writable and hidden from the agent, and serve this
 vault alone (a state folder shared with another vault is a warning); the
 kernel's wall
@@ -46,15 +50,27 @@ only --claude, the config is the one DIR/.mcp.json names.
 Exit status: 0 when all is well (warnings too), 1 when something is wrong,
 2 bad usage.`,
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&cfgPath, "config", "", "the policy file (TOML)")
+			src.configFlag(fs)
 			fs.StringVar(&claudeDir, "claude", "", "the folder Claude Code is started in")
 		},
 		run: func(fs *flag.FlagSet, args []string) int {
 			if len(args) > 0 {
 				return fail(exitUsage, "doctor takes no arguments (see --help)")
 			}
+			cfgPath := src.config
 			if cfgPath == "" && claudeDir == "" {
-				return fail(exitUsage, "give --config FILE, --claude DIR or both")
+				// found as every command finds it; none to be found is
+				// the person's to pick (exit 2)
+				cfg, err := src.load()
+				var none *config.NoConfigError
+				if errors.As(err, &none) {
+					return fail(exitUsage, "%v", err)
+				}
+				if err == nil {
+					cfgPath = cfg.File
+				} else if cfgPath = os.Getenv(configEnv); cfgPath == "" {
+					return fail(exitUsage, "%v", err)
+				}
 			}
 			d := &doctor{}
 			d.run(cfgPath, claudeDir)
@@ -126,34 +142,6 @@ func (d *doctor) run(cfgPath, claudeDir string) {
 	}
 }
 
-// missingZones lists the zone paths of every agent that do not exist, each
-// with its zone. A missing protected or hidden folder protects nothing
-// where the person meant it to: a typo.
-func missingZones(cfg *config.Config) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, name := range slices.Sorted(mapKeys(cfg.Agents)) {
-		for _, e := range cfg.Agents[name].Zones.Entries() {
-			p := e.Path.String()
-			if p == "." || seen[p] {
-				continue
-			}
-			seen[p] = true
-			full := p
-			if !e.Path.Outside() {
-				full = filepath.Join(cfg.Vault, filepath.FromSlash(p))
-			}
-			if full == cfg.AuditPath || full == cfg.StateDir || full == cfg.File {
-				continue
-			}
-			if _, err := os.Lstat(full); errors.Is(err, fs.ErrNotExist) {
-				out = append(out, fmt.Sprintf("%s %q", e.Mode, p))
-			}
-		}
-	}
-	return out
-}
-
 func mapKeys[M ~map[string]V, V any](m M) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		for k := range m {
@@ -164,15 +152,28 @@ func mapKeys[M ~map[string]V, V any](m M) func(func(string) bool) {
 	}
 }
 
+// checkZones says of every zone entry that names nothing on the disk what
+// it leaves open (config.MissingZones, the answer serve starts by): one
+// that leaves open what it was to close is a problem, one that opens
+// nothing a warning, one marked expected later fine.
 func (d *doctor) checkZones(cfg *config.Config) {
-	missing := missingZones(cfg)
+	missing := cfg.MissingZones()
+	problems := 0
+	for _, m := range missing {
+		switch {
+		case m.Opens:
+			problems++
+			d.problem(m.Fix()+" (vaultgate zones shows the tree)", "%s: serve, run and the hook refuse to start with it", m)
+		case m.Later:
+			d.ok("%s: %q is not there yet, expected later (it ends with %s)", m.Key, m.Entry, config.LaterMark)
+		default:
+			d.warn(m.Fix(), "%s; it makes nothing stricter, so it opens nothing meanwhile", m)
+		}
+	}
 	if len(missing) == 0 {
 		d.ok("every zone path exists")
-		return
-	}
-	for _, m := range missing {
-		d.warn("create the folder, or correct its spelling in [zones] (vaultgate zones --config FILE shows the tree)",
-			"zone %s does not exist: a typo there protects nothing", m)
+	} else if problems == 0 {
+		d.ok("no zone entry leaves open what it was to close")
 	}
 }
 

@@ -65,7 +65,11 @@ func TestDoctorBrokenSetups(t *testing.T) {
 		{"a zone path with a typo", func(t *testing.T, vault, cfg, home string) {
 			b := strings.Replace(string(mustRead(t, cfg)), `protected = [".obsidian", "мета"]`, `protected = [".obsidian", "мета", "мета2"]`, 1)
 			os.WriteFile(cfg, []byte(b), 0o644)
-		}, 0, `warning  zone protected "мета2" does not exist: a typo there protects nothing`},
+		}, 1, `PROBLEM  zones.protected: "мета2" does not exist, so it keeps nothing protected; did you mean "мета"?`},
+		{"a zone path expected later", func(t *testing.T, vault, cfg, home string) {
+			b := strings.Replace(string(mustRead(t, cfg)), `protected = [".obsidian", "мета"]`, `protected = [".obsidian", "мета", "мета2?"]`, 1)
+			os.WriteFile(cfg, []byte(b), 0o644)
+		}, 0, `ok       zones.protected: "мета2" is not there yet, expected later`},
 		{"the hook names another config", func(t *testing.T, vault, cfg, home string) {
 			p := filepath.Join(vault, ".claude", "settings.json")
 			os.WriteFile(p, []byte(strings.ReplaceAll(string(mustRead(t, p)), cfg, cfg+".old")), 0o644)

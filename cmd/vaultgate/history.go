@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"strings"
@@ -179,6 +180,7 @@ func dash(s string) string {
 
 func init() {
 	var src source
+	var session, since string
 	var raw bool
 	register(&command{
 		name:    "diff",
@@ -189,28 +191,45 @@ audit line, as vaultgate history lists it): a file written, edited,
 moved, deleted, or every file of a folder deleted. A binary file, a link
 or anything else is told in one line.
 
+--session S prints the diff of every call of that session, and --since
+DUR (an RFC 3339 time, a date, or a duration back: 1h, 2d) of every call
+made since then, oldest first, each under a line naming the call:
+"call ID: TOOL at TIME by AGENT". Your own undos are calls too, and show.
+
 Names and contents are the agent's: every character in them that could
 steer a terminal (an escape sequence, a carriage return, a bidi override)
 is printed escaped, as \x1b or \u202e, newlines and tabs of a file kept.
 --raw prints the bytes as they are.
 
 Only a call of the config's vault is shown: one recorded for another
-vault that shares the state folder is refused.
+vault that shares the state folder is refused, and --session and --since
+select only the config's vault's calls.
 
-Exit codes: 0 printed (nothing, for a call that changed nothing), 1 the
-history could not be read, 2 bad usage, an id the history does not know,
-or a call of another vault.`,
+Exit codes: 0 printed (nothing, for a call that changed nothing; a line
+saying so for a session or a time that matched no change), 1 the history
+could not be read, 2 bad usage, an id the history does not know, or a
+call of another vault.`,
 		flags: func(fs *flag.FlagSet) {
 			src.flags(fs)
+			fs.StringVar(&session, "session", "", "the diff of every call of this session")
+			fs.StringVar(&since, "since", "", "the diff of every call since: an RFC 3339 time, a date, or a duration back (1h, 2d)")
 			fs.BoolVar(&raw, "raw", false, "print names and contents as they are, terminal controls and all")
 		},
 		run: func(fs *flag.FlagSet, args []string) int {
-			if len(args) != 1 {
-				return fail(exitUsage, "diff takes one call ID")
+			selecting := session != "" || since != ""
+			switch {
+			case selecting && len(args) > 0:
+				return fail(exitUsage, "diff takes one call ID, or --session or --since, not both")
+			case !selecting && len(args) != 1:
+				return fail(exitUsage, "diff takes one call ID (or --session S, --since DUR)")
 			}
 			cfg, err := src.load()
 			if err != nil {
 				return fail(exitUsage, "%v", err)
+			}
+			from, err := audit.ParseSince(since, time.Now())
+			if err != nil {
+				return fail(exitUsage, "--%v", err)
 			}
 			store, err := openHistory(cfg)
 			if err != nil {
@@ -221,6 +240,13 @@ or a call of another vault.`,
 			if err != nil {
 				return fail(exitFailed, "%v", err)
 			}
+			write := store.Diff
+			if raw {
+				write = store.DiffRaw
+			}
+			if selecting {
+				return diffCalls(cfg, store, scope, session, since, from, write, raw)
+			}
 			es, err := store.Call(args[0])
 			if err == nil {
 				for _, e := range es {
@@ -228,11 +254,7 @@ or a call of another vault.`,
 						return fail(exitUsage, "%v", err)
 					}
 				}
-				if raw {
-					err = store.DiffRaw(stdout, args[0])
-				} else {
-					err = store.Diff(stdout, args[0])
-				}
+				err = write(stdout, args[0])
 			}
 			if err != nil {
 				if errors.Is(err, history.ErrUnknownID) {
@@ -245,10 +267,56 @@ or a call of another vault.`,
 	})
 }
 
+// diffCalls prints the diff of each call of a session or since a time,
+// oldest first, each under a line naming it: the calls undo would take
+// (server.SelectCalls), the person's own undos included, since they
+// changed the vault too.
+func diffCalls(cfg *config.Config, store *history.Store, scope vaultid.Scope, session, since string, from time.Time,
+	write func(io.Writer, string) error, raw bool) int {
+	sel, err := server.SelectCalls(store, scope, session, from, true)
+	if err != nil {
+		return fail(exitFailed, "%v", err)
+	}
+	esc := visible.Line.Unless(raw).Escape
+	if len(sel.Unnamed) > 0 {
+		fmt.Fprintf(stderr, "vaultgate: %d call(s) kept before vaults were named are not shown: the state folder %s serves several vaults, so whose they are can't be told\n",
+			len(sel.Unnamed), esc(cfg.StateDir))
+	}
+	if len(sel.IDs) == 0 {
+		what := "since " + since
+		if session != "" {
+			what = "of session " + session
+		}
+		fmt.Fprintf(stdout, "no change %s in this vault\n", esc(what))
+		return exitOK
+	}
+	var heads []history.Entry // each call's first entry, for its line
+	for _, id := range sel.IDs {
+		es, err := store.Call(id)
+		if err != nil {
+			return fail(exitFailed, "%v", err)
+		}
+		if len(es) > 0 {
+			heads = append(heads, es[0])
+		}
+	}
+	calls, err := hookCalls(cfg.AuditPath, heads)
+	if err != nil {
+		return fail(exitFailed, "%v", err)
+	}
+	for _, e := range heads {
+		fmt.Fprintf(stdout, "call %s: %s at %s by %s\n", esc(e.ID), esc(toolOf(e, calls)), e.Time.Local().Format(time.DateTime), esc(dash(e.Agent)))
+		if err := write(stdout, e.ID); err != nil {
+			return fail(exitFailed, "%v", err)
+		}
+	}
+	return exitOK
+}
+
 func init() {
 	var src source
 	var session, since string
-	var force bool
+	var force, dryRun, withUndos bool
 	register(&command{
 		name:    "undo",
 		summary: "put back what calls changed, as it was before them",
@@ -257,7 +325,13 @@ func init() {
 call first: a file written or edited gets its old content and mode back,
 a created one goes, a deleted file or folder tree comes back whole, a
 move is moved back. Each file is put back atomically (a temporary file in
-its folder, synced, then renamed over it).
+its folder, synced, then renamed over it). Each path is named as it goes:
+"put back PATH", or "removed PATH" for what the calls had made.
+
+--dry-run prints what undo would do, path by path ("would put back",
+"would remove", and the paths it would leave alone), and changes nothing:
+no file, no audit line, no history. It is the plan the undo carries out,
+and the one the panel shows before its undo button asks for a confirmation.
 
 A path that changed since the call (by the agent or anyone: it no longer
 holds what the call left) is not touched: undo names it and exits 1.
@@ -265,6 +339,11 @@ holds what the call left) is not touched: undo names it and exits 1.
 held before the call (an undo done before, or a hand, put it back) is
 neither: there is nothing to put back, and undo says the call is undone
 already.
+
+--since leaves your own undos out (those made with vaultgate undo or in
+the panel): "undo --since 1h" takes back what the agent did in the last
+hour, not the undo you made ten minutes ago. --include-undos takes them
+too. --session takes every call of that session, yours included.
 
 Undo acts on the config's vault alone: --session and --since select only
 its calls, and an id recorded for another vault that shares the state
@@ -277,18 +356,24 @@ audit line of its own (via "cli", tool "undo") with its own history, so
 "vaultgate undo ID-OF-THE-UNDO" takes it back.
 
 Exit codes: 0 done (or nothing to do: an id that changed nothing, or
-whose change is undone already, says so), 1 a path was left alone or the
-undo failed, 2 bad usage, an id neither the history nor the audit log
-knows, or a call of another vault (then nothing is done).`,
+whose change is undone already, says so), 1 a path was left alone (with
+--dry-run: would be) or the undo failed, 2 bad usage, an id neither the
+history nor the audit log knows, or a call of another vault (then nothing
+is done).`,
 		flags: func(fs *flag.FlagSet) {
 			src.flags(fs)
 			fs.StringVar(&session, "session", "", "undo every change of this session")
 			fs.StringVar(&since, "since", "", "undo every change since: an RFC 3339 time, a date, or a duration back (1h, 2d)")
 			fs.BoolVar(&force, "force", false, "put back paths that changed since the call too")
+			fs.BoolVar(&dryRun, "dry-run", false, "print what undo would do, path by path, and change nothing")
+			fs.BoolVar(&withUndos, "include-undos", false, "with --since, take back your own undos made since then too")
 		},
 		run: func(fs *flag.FlagSet, args []string) int {
 			if len(args) == 0 && session == "" && since == "" {
 				return fail(exitUsage, "undo needs call IDs, --session S or --since DUR")
+			}
+			if withUndos && since == "" {
+				return fail(exitUsage, "--include-undos goes with --since (--session and ids take your undos as they are)")
 			}
 			cfg, err := src.load()
 			if err != nil {
@@ -305,39 +390,20 @@ knows, or a call of another vault (then nothing is done).`,
 				return fail(exitFailed, "%v", err)
 			}
 			defer g.Close()
-			u, err := g.Undo(server.UndoRequest{IDs: args, Session: session, Since: from, Force: force})
+			u, err := g.Undo(server.UndoRequest{IDs: args, Session: session, Since: from, SinceText: since,
+				Force: force, WithUndos: withUndos, DryRun: dryRun, Via: server.ViaCLI})
 			if errors.Is(err, history.ErrUnknownID) || errors.Is(err, vaultid.ErrOtherVault) {
 				return fail(exitUsage, "%v (nothing was undone)", err)
 			}
-			if u != nil && u.Calls == 0 {
-				// A session or a time that matched no change: said, so a
-				// mistyped session is seen, and not an error (nothing
-				// was there to undo).
-				what := "since " + since
-				if session != "" {
-					what = "of session " + session
-				}
-				fmt.Fprintf(stdout, "nothing to undo: the history holds no change %s in this vault\n", visible.Line.Escape(what))
-			}
 			if u != nil {
-				esc := visible.Line.Escape // paths are the agent's, ids what was typed
-				for _, id := range u.Nothing {
-					fmt.Fprintf(stdout, "%s changed nothing\n", esc(id))
-				}
-				for _, id := range u.Already {
-					fmt.Fprintf(stdout, "%s is undone already: its paths hold what they held before it\n", esc(id))
-				}
-				for _, p := range u.Restored {
-					fmt.Fprintf(stdout, "put back %s\n", esc(p))
-				}
-				for _, c := range u.Conflicts {
-					fmt.Fprintf(stderr, "vaultgate: %s changed since call %s; left alone (--force puts it back)\n", esc(c.Path), esc(c.ID))
-				}
-				for _, id := range u.Unnamed {
-					fmt.Fprintf(stderr, "vaultgate: call %s was kept before vaults were named, and the state folder %s serves several vaults: left alone, whose it is can't be told\n", esc(id), esc(cfg.StateDir))
-				}
-				if len(u.Restored) > 0 {
-					fmt.Fprintf(stdout, "undo %s (vaultgate undo %s takes it back)\n", esc(u.ID), esc(u.ID))
+				// What the panel shows, in the same words (Undone.Lines);
+				// paths are the agent's, ids what was typed.
+				for _, l := range u.Lines() {
+					if l.Problem {
+						fmt.Fprintf(stderr, "vaultgate: %s\n", visible.Line.Escape(l.Text))
+					} else {
+						fmt.Fprintln(stdout, visible.Line.Escape(l.Text))
+					}
 				}
 			}
 			if err != nil {

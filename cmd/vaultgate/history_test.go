@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +18,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vaultgate/vaultgate/admin"
 )
 
 // serveClient starts the built binary over stdio on cfg, initialized.
@@ -380,5 +385,219 @@ func TestUndoSessionBinary(t *testing.T) {
 	}
 	if got := changedPaths(now, vaultTree(t, vault)); len(got) != 0 {
 		t.Errorf("after undoing the undo, these differ from before it: %v", got)
+	}
+}
+
+// twoSessions drives two MCP sessions through the built server: the
+// first reads and rewrites notes/ideas.md, writes notes/new.md and
+// deletes мета/бобер/x.md; the second writes notes/b-only.md. It returns
+// the sessions and the ids of the first's three changes, in order.
+func twoSessions(t *testing.T, cfg, auditPath string) (a, b string, aIDs []string) {
+	t.Helper()
+	c := serveClient(t, binary(t), cfg)
+	callTool(t, c, "read", map[string]any{"path": "notes/ideas.md"})
+	for _, s := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"write", map[string]any{"path": "notes/ideas.md", "content": "rewritten\n"}},
+		{"write", map[string]any{"path": "notes/new.md", "content": "one\ntwo\n"}},
+		{"delete", map[string]any{"path": "мета/бобер/x.md"}},
+	} {
+		if text, isErr := callTool(t, c, s.tool, s.args); isErr {
+			t.Fatal(text)
+		}
+	}
+	c.Close()
+	c = serveClient(t, binary(t), cfg)
+	if text, isErr := callTool(t, c, "write", map[string]any{"path": "notes/b-only.md", "content": "b only\n"}); isErr {
+		t.Fatal(text)
+	}
+	c.Close()
+	body, err := os.ReadFile(auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+		var r struct{ ID, Tool, Session string }
+		json.Unmarshal([]byte(line), &r)
+		switch {
+		case a == "":
+			a = r.Session
+		case r.Session != a && b == "":
+			b = r.Session
+		}
+		if r.Session == a && r.Tool != "read" {
+			aIDs = append(aIDs, r.ID)
+		}
+	}
+	if a == "" || b == "" || a == b || len(aIDs) != 3 {
+		t.Fatalf("sessions %q and %q, the first's changes %v", a, b, aIDs)
+	}
+	return a, b, aIDs
+}
+
+// TestDiffBySessionAndSince: diff --session prints every call of that
+// session, oldest first, each under a line naming it, and none of
+// another's; diff --since every call since then, of every session.
+func TestDiffBySessionAndSince(t *testing.T) {
+	_, cfg, auditPath := sampleVault(t)
+	a, b, aIDs := twoSessions(t, cfg, auditPath)
+
+	out, errOut, code := runCLI(t, "diff", "--config", cfg, "--session", a)
+	if code != exitOK {
+		t.Fatalf("diff --session: %d %s", code, errOut)
+	}
+	at := func(s string) int { return strings.Index(out, s) }
+	heads := []int{at("call " + aIDs[0] + ": write at "), at("call " + aIDs[1] + ": write at "), at("call " + aIDs[2] + ": delete at ")}
+	if heads[0] < 0 || heads[1] <= heads[0] || heads[2] <= heads[1] {
+		t.Errorf("diff --session: the calls' lines are not there, oldest first (%v):\n%s", heads, out)
+	}
+	// each call's diff under its own line
+	for i, want := range []string{"+rewritten\n", "+++ b/notes/new.md\n@@ -0,0 +1,2 @@\n+one\n+two\n", "--- a/мета/бобер/x.md\n"} {
+		if p := at(want); p < heads[i] || (i+1 < len(heads) && p > heads[i+1]) {
+			t.Errorf("diff --session: %q is not under call %s:\n%s", want, aIDs[i], out)
+		}
+	}
+	if strings.Contains(out, "b-only.md") {
+		t.Errorf("diff --session %s shows the other session's change:\n%s", a, out)
+	}
+	if !strings.Contains(out, " by default\n") {
+		t.Errorf("diff --session: the call's line does not name its agent:\n%s", out)
+	}
+
+	out, _, code = runCLI(t, "diff", "--config", cfg, "--since", "1h")
+	if code != exitOK || !strings.Contains(out, "+++ b/notes/b-only.md") || !strings.Contains(out, "+rewritten") ||
+		strings.Index(out, "notes/b-only.md") < strings.Index(out, "notes/new.md") {
+		t.Errorf("diff --since 1h: %d, want both sessions, oldest first:\n%s", code, out)
+	}
+	if out, _, code = runCLI(t, "diff", "--config", cfg, "--session", b); code != exitOK || strings.Contains(out, "ideas.md") || !strings.Contains(out, "+b only") {
+		t.Errorf("diff --session %s: %d\n%s", b, code, out)
+	}
+	if out, _, code = runCLI(t, "diff", "--config", cfg, "--since", "2099-01-01"); code != exitOK || out != "no change since 2099-01-01 in this vault\n" {
+		t.Errorf("diff --since in the future: %d %q", code, out)
+	}
+	if out, _, code = runCLI(t, "diff", "--config", cfg, "--session", "no-such"); code != exitOK || !strings.Contains(out, "no change of session no-such") {
+		t.Errorf("diff --session no-such: %d %q", code, out)
+	}
+	for _, args := range [][]string{{aIDs[0], "--session", a}, {"--since", "soon"}, {}} {
+		if _, _, code := runCLI(t, append([]string{"diff", "--config", cfg}, args...)...); code != exitUsage {
+			t.Errorf("diff %v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+// TestUndoDryRunAndRemoved: undo --dry-run prints the plan, path by path,
+// and changes nothing (no file, no audit line, no history); the undo then
+// does what it said, in the same words, and names what it removes
+// "removed X". --since leaves the person's own undos out, says so, and
+// --include-undos takes them too.
+func TestUndoDryRunAndRemoved(t *testing.T) {
+	vault, cfg, auditPath := sampleVault(t)
+	initial := vaultTree(t, vault)
+	a, _, aIDs := twoSessions(t, cfg, auditPath)
+	changed := vaultTree(t, vault)
+	logBefore, _ := os.ReadFile(auditPath)
+	histBefore, _, _ := runCLI(t, "history", "--config", cfg, "--json")
+
+	plan, errOut, code := runCLI(t, "undo", "--config", cfg, "--session", a, "--dry-run")
+	want := "would put back notes/ideas.md\nwould remove notes/new.md\nwould put back мета/бобер/x.md\n"
+	if code != exitOK || plan != want || errOut != "" {
+		t.Errorf("undo --dry-run: %d\n%s%s\nwant\n%s", code, plan, errOut, want)
+	}
+	if got := changedPaths(changed, vaultTree(t, vault)); len(got) != 0 {
+		t.Errorf("undo --dry-run changed %v", got)
+	}
+	if logNow, _ := os.ReadFile(auditPath); !bytes.Equal(logNow, logBefore) {
+		t.Error("undo --dry-run wrote an audit line")
+	}
+	if histNow, _, _ := runCLI(t, "history", "--config", cfg, "--json"); histNow != histBefore {
+		t.Error("undo --dry-run kept history")
+	}
+	// The panel's preview, through the undo `vaultgate admin --config`
+	// wires (personUndo), is the same plan in the same words.
+	undoFn, err := (&logSource{config: cfg}).personUndo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	panel, err := admin.New(admin.Options{Log: auditPath, Token: "a-token-of-sixteen-or-more", Undo: undoFn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer panel.Close()
+	req := httptest.NewRequest(http.MethodPost, "/api/undo", strings.NewReader(`{"session":"`+a+`","dry_run":true}`))
+	req.Header.Set("Authorization", "Bearer a-token-of-sixteen-or-more")
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	panel.ServeHTTP(rec, req)
+	var preview admin.UndoAnswer
+	if err := json.Unmarshal(rec.Body.Bytes(), &preview); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("the panel's preview: %d %s", rec.Code, rec.Body)
+	}
+	var said strings.Builder
+	for _, l := range preview.Lines {
+		said.WriteString(l.Text + "\n")
+	}
+	if said.String() != plan {
+		t.Errorf("the panel previews\n%s\nundo --dry-run prints\n%s", said.String(), plan)
+	}
+	if changedPaths(changed, vaultTree(t, vault)) != nil {
+		t.Error("the panel's preview changed the vault")
+	}
+	if logNow, _ := os.ReadFile(auditPath); !bytes.Equal(logNow, logBefore) {
+		t.Error("the panel's preview wrote an audit line")
+	}
+
+	// The undo does what the plan said, in the same words.
+	out, errOut, code := runCLI(t, "undo", "--config", cfg, "--session", a)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitOK || len(lines) != 4 || strings.Join(lines[:3], "\n")+"\n" != "put back notes/ideas.md\nremoved notes/new.md\nput back мета/бобер/x.md\n" ||
+		!strings.HasPrefix(lines[3], "undo ") {
+		t.Errorf("undo --session: %d\n%s%s", code, out, errOut)
+	}
+	undoA := strings.Fields(lines[len(lines)-1])[1]
+	now := vaultTree(t, vault)
+	for _, p := range []string{"notes/ideas.md", "мета/бобер/x.md"} {
+		if now[p] != initial[p] {
+			t.Errorf("%s is not back: %q", p, now[p])
+		}
+	}
+	if _, ok := now["notes/new.md"]; ok {
+		t.Error("the note the session made is still there")
+	}
+
+	// --since leaves that undo out: the other session's note goes, the
+	// first session's calls are undone already, the undo stays.
+	out, _, code = runCLI(t, "undo", "--config", cfg, "--since", "1h", "--dry-run")
+	for _, w := range []string{"would remove notes/b-only.md\n", aIDs[0] + " is undone already", "left out 1 undo(s) of your own made in that time (--include-undos takes them back too)\n"} {
+		if code != exitOK || !strings.Contains(out, w) {
+			t.Errorf("undo --since 1h --dry-run lacks %q: %d\n%s", w, code, out)
+		}
+	}
+	if strings.Contains(out, "notes/new.md") {
+		t.Errorf("undo --since 1h would take back the person's undo:\n%s", out)
+	}
+	// --include-undos takes it too: its paths are in the plan again.
+	out, _, code = runCLI(t, "undo", "--config", cfg, "--since", "1h", "--dry-run", "--include-undos")
+	if code != exitOK || strings.Contains(out, "left out") || !strings.Contains(out, "notes/new.md") {
+		t.Errorf("undo --since 1h --include-undos --dry-run: %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "undo", "--config", cfg, "--since", "1h")
+	if code != exitOK || !strings.Contains(out, "removed notes/b-only.md") || strings.Contains(out, "notes/new.md") {
+		t.Errorf("undo --since 1h: %d\n%s", code, out)
+	}
+	if got := changedPaths(initial, vaultTree(t, vault)); len(got) != 0 {
+		t.Errorf("after both undos, these differ from before the sessions: %v", got)
+	}
+	hist, _, _ := runCLI(t, "history", "--config", cfg, "--json")
+	for _, line := range strings.Split(strings.TrimSpace(hist), "\n") {
+		var e struct{ ID, Undoes string }
+		json.Unmarshal([]byte(line), &e)
+		if e.ID != undoA && strings.Contains(e.Undoes, undoA) {
+			t.Errorf("undo --since took back the person's undo %s: %s", undoA, line)
+		}
+	}
+	if _, _, code := runCLI(t, "undo", "--config", cfg, "--session", a, "--include-undos"); code != exitUsage {
+		t.Errorf("--include-undos without --since: exit %d, want 2", code)
 	}
 }

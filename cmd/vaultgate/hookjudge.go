@@ -26,13 +26,14 @@ const judgeCheck = time.Second
 
 func init() {
 	var (
-		cfgPath, agent string
-		idle           time.Duration
+		src   source
+		agent string
+		idle  time.Duration
 	)
 	register(&command{
 		name:    "hook-judge",
 		summary: "answer vaultgate-hook's calls for one config and agent, until idle",
-		usage:   "--config FILE [--agent NAME] [--idle DUR]",
+		usage:   "[--config FILE] [--agent NAME] [--idle DUR]",
 		help: `Loads the config, opens the vault, the audit log and the history, compiles
 the agent's rules, and answers the calls of vaultgate-hook for that config
 and agent over a Unix socket (in $XDG_RUNTIME_DIR/vaultgate, or else
@@ -46,7 +47,7 @@ away, after --idle without a call, or on SIGINT/SIGTERM. It exits 0 at
 once if another judge already answers for the config and agent. What it
 would say goes to stderr and to hook-judge.log in the state folder.`,
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&cfgPath, "config", "", "the policy file (TOML); required")
+			src.configFlag(fs)
 			fs.StringVar(&agent, "agent", config.DefaultAgent, "answer for this agent of the config")
 			fs.DurationVar(&idle, "idle", 10*time.Minute, "end after this long without a call")
 		},
@@ -54,22 +55,19 @@ would say goes to stderr and to hook-judge.log in the state folder.`,
 			if len(args) > 0 {
 				return fail(exitUsage, "hook-judge takes no arguments (got %q)", args[0])
 			}
-			if cfgPath == "" {
-				return fail(exitUsage, "hook-judge: no --config given")
-			}
 			if idle <= 0 {
 				return fail(exitUsage, "hook-judge: --idle must be positive")
 			}
-			return hookJudge(cfgPath, agent, idle)
+			return hookJudge(&src, agent, idle)
 		},
 	})
 }
 
-func hookJudge(cfgPath, agent string, idle time.Duration) int {
+func hookJudge(src *source, agent string, idle time.Duration) int {
 	if !judgesock.Supported {
 		return fail(1, "hook-judge: no judge can be reached on this system; vaultgate-hook judges each call with vaultgate hook")
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := src.load()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}

@@ -28,13 +28,21 @@ func init() {
 		summary: "write a starter config for a vault, and Claude Code's .mcp.json and settings.json",
 		usage:   "[--config FILE] [--force] [--claude DIR [--dry-run]] VAULT | --uninstall --claude DIR [--config FILE] [--dry-run]",
 		help: `Writes a starter policy for the vault VAULT: the whole vault edit (create,
-change, move, never delete), .obsidian and .trash protected. By default the
-file goes in your config folder (~/.config/vaultgate/NAME.toml), outside the
-vault, so the agent can't read its own boundary from there; --config puts it
-elsewhere. An existing config is kept unless --force. Its audit log, and
-with it the state folder (history and all), is the vault's own:
-~/.local/state/vaultgate/NAME-HASH/, HASH of the vault's real path, so no
-two vaults share one.
+change, move, never delete), .obsidian and .trash protected (marked with ?
+as expected later: Obsidian makes them), and the usual secret files hidden
+by name wherever they are (.env, .env.*, .envrc, *.pem, *.key, id_rsa,
+id_ed25519, .netrc, credentials.json and the like). By default the file
+goes in your config folder (~/.config/vaultgate/NAME.toml, or NAME-HASH.toml
+when another vault has that name), outside the vault, so the agent can't
+read its own boundary from there; --config puts it elsewhere. An existing
+config of this vault is kept unless --force (a second init changes
+nothing). Its audit log, and with it the state folder (history and all),
+is the vault's own: ~/.local/state/vaultgate/NAME-HASH/, HASH of the
+vault's real path, so no two vaults share one.
+
+init lists the vault and its config in ~/.config/vaultgate/vaults.toml:
+from then on every command run inside the vault finds the config without
+--config (docs/config.md says how, and what it trusts).
 
 With --claude DIR (the folder Claude Code is started in, usually the vault
 itself) it also writes or merges DIR/.mcp.json (the vault's MCP server,
@@ -85,12 +93,11 @@ func runInit(dir, out, claudeDir string, force, dryRun bool) int {
 	if real, err := filepath.EvalSymlinks(vault); err == nil {
 		vault = real
 	}
+	reg, regErr := config.RegistryPath()
 	if out == "" {
-		base, err := os.UserConfigDir()
-		if err != nil {
-			return fail(1, "no config folder (%v); give --config FILE", err)
+		if out, err = defaultConfigPath(vault, reg); err != nil {
+			return fail(1, "%v; give --config FILE", err)
 		}
-		out = filepath.Join(base, "vaultgate", filepath.Base(vault)+".toml")
 	}
 	if out, err = filepath.Abs(out); err != nil {
 		return fail(exitUsage, "%v", err)
@@ -103,9 +110,8 @@ func runInit(dir, out, claudeDir string, force, dryRun bool) int {
 	}
 	serverName := "vault"
 	switch {
-	case exists && !force && claudeDir == "":
-		return fail(1, "%s exists; keep it, or pass --force to replace it", out)
 	case exists && !force:
+		// One config per vault: a second init keeps it, and lists it.
 		cfg, err := config.Load(out)
 		if err != nil {
 			return fail(1, "%s exists but does not load (%v); mend it, or pass --force to replace it", out, err)
@@ -129,6 +135,10 @@ func runInit(dir, out, claudeDir string, force, dryRun bool) int {
 			fmt.Fprintf(stdout, "note: the config lies inside the vault; vaultgate keeps it protected (read only) for the agent.\n")
 		}
 	}
+	listed := false
+	if !dryRun {
+		listed = listVault(reg, regErr, vault, out)
+	}
 	setup, problem := newClaudeSetup(out, serverName)
 	if problem != "" {
 		fmt.Fprintf(stderr, "vaultgate: warning: %s\n", visible.Block.Escape(problem))
@@ -137,13 +147,77 @@ func runInit(dir, out, claudeDir string, force, dryRun bool) int {
 		mcp, settings := claude.Entries(setup)
 		fmt.Fprintf(stdout, "\nAdd this to .mcp.json (secrets go in \"env\", never in \"args\"):\n%s", visible.Block.Escape(string(mcp)))
 		fmt.Fprintf(stdout, "\nAnd this to .claude/settings.json (the hook on every tool call, blocking when it fails,\nand the vault's tools allowed; \"|| exit 2\" does the blocking for a Claude Code older than 2.1.295):\n%s", visible.Block.Escape(string(settings)))
-		fmt.Fprintf(stdout, "Or let init merge both: vaultgate init --config %s --claude DIR %s\n", shellQuote(out), shellQuote(vault))
+		again := "--config " + shellQuote(out) + " "
+		if listed {
+			again = "" // the list names it
+		}
+		fmt.Fprintf(stdout, "Or let init merge both: vaultgate init %s--claude DIR %s\n", again, shellQuote(vault))
 	} else if code := writeClaude(claudeDir, setup, false, dryRun); code != exitOK {
 		return code
 	}
+	if !dryRun {
+		fmt.Fprint(stdout, runHints(out)) // how to start Claude Code under vaultgate run (init_run.go)
+	}
+	if listed {
+		fmt.Fprintf(stdout, "\nFrom inside %s every command finds this config by itself:\n", visible.Line.Escape(vault))
+		fmt.Fprintf(stdout, "  cd %s\n", shellQuote(vault))
+		fmt.Fprintf(stdout, "  vaultgate zones                      the folders and what each zone allows\n")
+		fmt.Fprintf(stdout, "  vaultgate check delete path=x.md     dry-run a call\n")
+		fmt.Fprintf(stdout, "  vaultgate doctor                     check the setup\n")
+		return exitOK
+	}
 	fmt.Fprintf(stdout, "\nSee the zones:  vaultgate zones --config %s\n", shellQuote(out))
-	fmt.Fprintf(stdout, "Dry-run a call: vaultgate check --config %s delete '{\"path\":\"x.md\"}'\n", shellQuote(out))
+	fmt.Fprintf(stdout, "Dry-run a call: vaultgate check --config %s delete path=x.md\n", shellQuote(out))
 	return exitOK
+}
+
+// defaultConfigPath is where init keeps the vault's config when not told:
+// the one the list of vaults names for it, if it is there; else NAME.toml
+// in the person's config folder, or NAME-HASH.toml when NAME.toml is
+// another vault's (two vaults called notes get two configs).
+func defaultConfigPath(vault, reg string) (string, error) {
+	if reg != "" {
+		if l, err := config.Lookup(reg, vault); err == nil && l != nil {
+			if _, err := os.Stat(l.Config); err == nil {
+				return l.Config, nil
+			}
+		}
+	}
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no config folder (%v)", err)
+	}
+	p := filepath.Join(base, "vaultgate", filepath.Base(vault)+".toml")
+	if _, err := os.Stat(p); err != nil {
+		return p, nil
+	}
+	if cfg, err := config.Load(p); err == nil && cfg.Vault == vault {
+		return p, nil
+	}
+	return filepath.Join(base, "vaultgate", stateFolderName(vault)+".toml"), nil
+}
+
+// listVault lists the vault's config in the list of vaults at reg
+// (config.List), and says so, or why commands will need --config.
+func listVault(reg string, regErr error, vault, cfg string) bool {
+	warn := func(format string, a ...any) bool {
+		fmt.Fprintf(stderr, "vaultgate: warning: %s; commands need --config %s\n", visible.Line.Escape(fmt.Sprintf(format, a...)), shellQuote(cfg))
+		return false
+	}
+	if regErr != nil {
+		return warn("the vault is not listed: %v", regErr)
+	}
+	if real, err := filepath.EvalSymlinks(filepath.Dir(reg)); err == nil && inside(vault, filepath.Join(real, filepath.Base(reg))) || inside(vault, reg) {
+		return warn("the list of vaults, %s, lies inside the vault, where an agent could write it, so no command trusts it", reg)
+	}
+	if err := config.List(reg, vault, cfg); err != nil {
+		return warn("the vault is not listed in %s: %v", reg, err)
+	}
+	fmt.Fprintf(stdout, "listed %s in %s\n", visible.Line.Escape(vault), visible.Line.Escape(reg))
+	if inside(vault, cfg) {
+		fmt.Fprintf(stdout, "note: a config inside its vault is trusted by commands as listed now; after you edit it, run vaultgate init --config %s %s again\n", shellQuote(cfg), shellQuote(vault))
+	}
+	return true
 }
 
 // newClaudeSetup names this binary and the hook's by absolute path.
@@ -227,17 +301,35 @@ func writeClaude(dir string, s claude.Setup, uninstall, dryRun bool) int {
 	return exitOK
 }
 
+// starterSecrets are the names the starter config hides wherever they are
+// in the vault: the files that hold keys, tokens and passwords, which a
+// person keeps beside notes more often than they mean to share.
+var starterSecrets = []string{
+	"**/.env", "**/.env.*", "**/.envrc", "**/.netrc", "**/.npmrc", "**/.pypirc", "**/.pgpass", "**/.git-credentials",
+	"**/*.pem", "**/*.key", "**/*.p12", "**/*.pfx", "**/*.jks", "**/*.keystore", "**/*.kdbx",
+	"**/id_rsa", "**/id_dsa", "**/id_ecdsa", "**/id_ed25519",
+	"**/credentials.json", "**/client_secret*.json", "**/service-account*.json",
+	"**/.ssh", "**/.gnupg", "**/.aws", "**/.kube", "**/.docker",
+}
+
 func starterConfig(vault string) string {
 	q := func(s string) string {
 		var b strings.Builder
 		toml.NewEncoder(&b).Encode(map[string]string{"v": s})
 		return strings.TrimSpace(strings.TrimPrefix(b.String(), "v = "))
 	}
-	protected := []string{}
+	var protected, hidden []string
 	for _, name := range []string{".obsidian", ".trash"} {
-		protected = append(protected, q(name))
+		protected = append(protected, q(name+config.LaterMark))
 	}
-	return fmt.Sprintf(`# vaultgate policy for %[1]s
+	for i, pat := range starterSecrets {
+		sep := " "
+		if i%6 == 0 {
+			sep = "\n  "
+		}
+		hidden = append(hidden, sep+q(pat))
+	}
+	body := fmt.Sprintf(`# vaultgate policy for %[1]s
 # Every key is described in docs/config.md.
 vault = %[2]s
 lang  = "en"               # "en" or "ru": the language of every reason the agent reads
@@ -251,11 +343,17 @@ max_size = "100MiB"
 [zones]
 # write: anything, deleting included   edit: create, change, move, never delete
 # create: new files only               protected: read only      hidden: not even readable
+# A protected or hidden folder that does not exist stops the server (a typo
+# protects nothing); one ending in ? may appear later (Obsidian makes
+# .obsidian when it opens the vault, .trash at its first delete).
 write     = []
 create    = []
 edit      = ["."]
 protected = [%[3]s]
-hidden    = []
+# Secrets kept beside notes, hidden by name in any folder and any case
+# ("**/" is any depth): remove one the agent may read, add your own.
+hidden    = [%[5]s,
+]
 
 [rules]
 read_before_write = true
@@ -267,7 +365,10 @@ wall    = "required"
 [hook]
 server_name = "vault"      # the key of vaultgate's server in .mcp.json: its tools are mcp__vault__*
 # allow = ["WebFetch", "WebSearch"]   # Claude Code's web tools touch no file, but reach the network
-`, vault, q(vault), strings.Join(protected, ", "), q("~/.local/state/vaultgate/"+stateFolderName(vault)+"/audit.jsonl"))
+`, vault, q(vault), strings.Join(protected, ", "), q("~/.local/state/vaultgate/"+stateFolderName(vault)+"/audit.jsonl"), strings.Join(hidden, ","))
+	// [run] comes after [hook], written by init_run.go (starterRun), which
+	// keeps with vaultgate run what it sets up.
+	return body + starterRun()
 }
 
 // stateFolderName names a vault's own state folder: its folder's name, as

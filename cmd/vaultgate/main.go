@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vaultgate/vaultgate/visible"
 )
@@ -100,8 +103,7 @@ func runCommand(c *command, args []string) int {
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
 			fmt.Fprintln(w, "\nflags:")
-			fs.SetOutput(w)
-			fs.PrintDefaults()
+			printFlags(w, fs)
 		}
 	}
 	fs.Usage = func() {
@@ -109,13 +111,18 @@ func runCommand(c *command, args []string) int {
 			usage(fs.Output())
 		}
 	}
+	// Parse's own words spell a flag with one dash: it says nothing, and
+	// its error is told here, as the usage spells flags.
+	fs.SetOutput(io.Discard)
 	err := fs.Parse(interleave(fs, args, c.flagsEnd))
 	parsing = false
+	fs.SetOutput(stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout)
 			return exitOK
 		}
+		fmt.Fprintf(stderr, "vaultgate %s: %s\n", c.name, dashes(err.Error()))
 		usage(stderr)
 		return exitUsage
 	}
@@ -160,6 +167,69 @@ func interleave(fs *flag.FlagSet, args []string, end func([]string) bool) []stri
 	}
 	return append(append(flags, "--"), pos...)
 }
+
+// flagName is how the usage lines and help spell a flag: --name, or -n
+// for a one-letter one ("-f", "-n N").
+func flagName(name string) string {
+	if utf8.RuneCountInString(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// printFlags is the one place a command's flags are printed for --help,
+// as the flag package's PrintDefaults prints them but with each flag
+// spelled as the usage line spells it (flagName), not with Go's single
+// dash.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		var b strings.Builder
+		b.WriteString("  " + flagName(f.Name))
+		typ, usage := flag.UnquoteUsage(f)
+		if typ != "" {
+			b.WriteString(" " + typ)
+		}
+		if b.Len() <= 4 { // a short flag: its text fits on its line
+			b.WriteString("\t")
+		} else {
+			b.WriteString("\n    \t")
+		}
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if !zeroDefault(f) {
+			if typ == "string" {
+				fmt.Fprintf(&b, " (default %q)", f.DefValue)
+			} else {
+				fmt.Fprintf(&b, " (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	})
+}
+
+// zeroDefault reports whether f's default is its type's zero value, which
+// help leaves unsaid (as PrintDefaults does).
+func zeroDefault(f *flag.Flag) bool {
+	t := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	v, ok := z.Interface().(flag.Value)
+	return ok && f.DefValue == v.String() || f.DefValue == ""
+}
+
+// dashes respells the flags the flag package names in its errors ("-since")
+// as the usage spells them ("--since").
+func dashes(msg string) string {
+	return flagInMessage.ReplaceAllStringFunc(msg, func(m string) string {
+		i := strings.IndexByte(m, '-')
+		return m[:i] + flagName(m[i+1:])
+	})
+}
+
+var flagInMessage = regexp.MustCompile(`(^|[ :])-[A-Za-z][A-Za-z0-9-]*`)
 
 func mainUsage(w io.Writer) {
 	fmt.Fprint(w, `vaultgate: file tools and a shell for an AI agent over a notes vault,

@@ -285,8 +285,10 @@ func TestInit(t *testing.T) {
 	if code != 0 || !strings.Contains(out, ".obsidian/  [protected") {
 		t.Errorf("zones on the new config: %d %s %s", code, out, errOut)
 	}
-	if _, _, code := runCLI(t, "init", vault); code == 0 {
-		t.Error("init overwrote an existing config without --force")
+	// a second init keeps the vault's one config as it is
+	os.WriteFile(cfgPath, append(mustRead(t, cfgPath), "# the person's own line\n"...), 0o600)
+	if out, _, code := runCLI(t, "init", vault); code != 0 || !strings.Contains(out, "kept "+cfgPath) || !strings.Contains(string(mustRead(t, cfgPath)), "the person's own line") {
+		t.Errorf("init again: exit %d, or the config was overwritten without --force\n%s", code, out)
 	}
 	if _, _, code := runCLI(t, "init", "--force", vault); code != 0 {
 		t.Error("init --force failed")

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/vaultgate/vaultgate/agentrun"
@@ -35,9 +36,19 @@ on a unix socket only the agent can reach, and gives it an MCP config in
 Claude Code's .mcp.json format at $VAULTGATE_MCP_CONFIG. Every call is
 audited with via "run" and the run's id.
 
-With --claude, COMMAND is Claude Code: run adds --mcp-config, --strict-mcp-config,
---settings (a hook that turns Claude Code's file built-ins off, pointing to
-mcp__vault__*) and --permission-mode bypassPermissions.
+With --claude, COMMAND is Claude Code ("claude" when no COMMAND is given, or
+when ARGS begin with a dash: they are Claude Code's): run adds --mcp-config,
+--strict-mcp-config, --settings (its file built-ins not offered, the vault's
+tools instead; a call of one anyway is refused and audited) and
+--permission-mode bypassPermissions.
+
+The program is looked for in the agent's PATH, then in npm's global prefix,
+~/.local/bin, ~/.local/node_modules/.bin and nvm's node versions; the view
+shows it read-only, and only it: its own npm package folder (or the file
+alone) and, for a script, its interpreter.
+
+run prints the run's id: vaultgate audit tail, history, diff and undo take
+it as --session ID, for every call of the run.
 
 Exits with the agent's status; non-zero with the reason, and nothing
 started, when the user, the home, a secret, the program or a layer of the
@@ -49,6 +60,7 @@ wall is missing.`,
 			fs.BoolVar(&claude, "claude", false, "COMMAND is Claude Code: add the MCP config, the settings and a permission mode that asks nothing")
 		},
 		run: func(fs *flag.FlagSet, args []string) int {
+			args = claudeCommand(args, claude)
 			if len(args) == 0 {
 				return fail(exitUsage, "run: give the agent's command after --, e.g. vaultgate run --config vault.toml -- claude")
 			}
@@ -82,4 +94,14 @@ wall is missing.`,
 			return code
 		},
 	})
+}
+
+// claudeCommand is run's command: with --claude, Claude Code's own name
+// when none is given, or before arguments that are Claude Code's own (a
+// program's name does not begin with a dash).
+func claudeCommand(args []string, isClaude bool) []string {
+	if isClaude && (len(args) == 0 || strings.HasPrefix(args[0], "-")) {
+		return append([]string{"claude"}, args...)
+	}
+	return args
 }

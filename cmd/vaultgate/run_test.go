@@ -412,7 +412,8 @@ func TestWallRunFaults(t *testing.T) {
 	agentUser(t, runUser)
 	probe := runProbe(t)
 	bin := filepath.Join(bundle(t), "vaultgate")
-	// A copy of the probe outside the system folders: not in the view.
+	// A copy of the probe outside the system folders: not in the view
+	// unless run shows it.
 	hidden := filepath.Join(t.TempDir(), "runprobe")
 	if b, err := os.ReadFile(probe); err != nil || os.WriteFile(hidden, b, 0o755) != nil {
 		t.Fatal(err)
@@ -423,10 +424,10 @@ func TestWallRunFaults(t *testing.T) {
 		env         []string
 		why         string
 	}{
-		{"user missing", strings.Replace(runTable, runUser, "vaultgate-no-such-user", 1), nil, nil, `"vaultgate-no-such-user"`},
+		{"user missing", strings.Replace(runTable, runUser, "vaultgate-no-such-user", 1), nil, nil, `"vaultgate-no-such-user": user: unknown user vaultgate-no-such-user (create it: useradd --system --user-group --no-create-home --shell /usr/sbin/nologin vaultgate-no-such-user)`},
 		{"no user as root", strings.Replace(runTable, "user = \""+runUser+"\"\n", "", 1), nil, nil, "[run] user is required when vaultgate runs as root"},
 		{"program missing", runTable, []string{"/usr/local/libexec/vaultgate-no-such-agent"}, nil, "can't start /usr/local/libexec/vaultgate-no-such-agent"},
-		{"program not in the view", runTable, []string{hidden}, nil, "exec " + hidden},
+		{"program in the state folder", runTable, []string{"STATE/runprobe"}, nil, "overlaps the state folder"},
 		{"secret unset", runTable, nil, []string{"RUN_TEST_AGENT_KEY="}, "$RUN_TEST_AGENT_KEY is not set"},
 		{"wall can't stand up (no such --cwd)", runTable, []string{"--cwd", "/nonexistent-vg"}, nil, "chdir /nonexistent-vg"},
 	}
@@ -437,6 +438,13 @@ func TestWallRunFaults(t *testing.T) {
 			args := []string{"run", "--config", s.cfg}
 			agent := []string{probe, "touch", mark}
 			switch {
+			case len(c.args) == 1 && strings.HasPrefix(c.args[0], "STATE/"):
+				// run would have to show the state folder for it to start
+				agent[0] = filepath.Join(s.state, strings.TrimPrefix(c.args[0], "STATE/"))
+				b, _ := os.ReadFile(hidden)
+				if os.MkdirAll(s.state, 0o700) != nil || os.WriteFile(agent[0], b, 0o755) != nil {
+					t.Fatal("copying the probe into the state folder")
+				}
 			case len(c.args) == 1:
 				agent[0] = c.args[0]
 			case len(c.args) > 1:
@@ -489,8 +497,18 @@ func TestWallRunFaults(t *testing.T) {
 	} else if _, err := os.Stat(filepath.Join(s.home, "ran")); err != nil {
 		t.Errorf("the agent in /opt did not run: %v", err)
 	}
-	// A program outside the system folders runs once [run] read_only
-	// binds its folder; a read_only path that is missing starts nothing.
+	// A program outside the system folders runs with no read_only: run
+	// shows the file alone (it is in no npm package).
+	s = newRunSetup(t, runTable)
+	cmd = exec.Command(bin, "run", "--config", s.cfg, "--", hidden, "touch", filepath.Join(s.home, "ran"))
+	cmd.Env = launcherEnv()
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "shown read-only for it to start: "+hidden+"\n") {
+		t.Errorf("a program outside the system folders: %v %s", err, out)
+	} else if _, err := os.Stat(filepath.Join(s.home, "ran")); err != nil {
+		t.Errorf("the agent outside the system folders did not run: %v", err)
+	}
+	// It runs as well where [run] read_only binds its folder; a read_only
+	// path that is missing starts nothing.
 	for _, ro := range []string{filepath.Dir(hidden), "/nonexistent-vg-ro"} {
 		s := newRunSetup(t, strings.Replace(runTable, "[[run.secrets]]", fmt.Sprintf("read_only = [%q]\n[[run.secrets]]", ro), 1))
 		cmd := exec.Command(bin, "run", "--config", s.cfg, "--", hidden, "touch", filepath.Join(s.home, "ran"))
@@ -734,5 +752,43 @@ func TestConnectRefusesBuiltins(t *testing.T) {
 	cmd.Stdin = strings.NewReader("not json")
 	if err := cmd.Run(); err == nil || err.(*exec.ExitError).ExitCode() != 2 {
 		t.Errorf("unreadable input: %v, want exit 2 (blocks the call)", err)
+	}
+}
+
+// TestConnectReportsAttempts: run --claude's hook reports the calls of
+// refused built-ins to the run; one it can't report is still refused
+// (PreToolUse), and after the batch the failure is the hook's exit 1,
+// which Claude Code shows, not a refusal of anything.
+func TestConnectReportsAttempts(t *testing.T) {
+	bin := binary(t)
+	hook := func(input string, socket bool) (string, string, int) {
+		args := []string{"connect", "--refuse-builtins"}
+		if socket {
+			args = append(args, "--socket", filepath.Join(t.TempDir(), "no-such-sock"), "--token-file", "/nonexistent-token")
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Stdin = strings.NewReader(input)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return stdout.String(), stderr.String(), code
+	}
+	batch := `{"hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Write","tool_input":{"file_path":"/x","content":"y"},"tool_use_id":"t1","tool_response":"No such tool available: Write"}]}`
+	if out, _, code := hook(batch, false); out != "" || code != 0 {
+		t.Errorf("a batch, nowhere to report: %q %d", out, code)
+	}
+	if out, errOut, code := hook(batch, true); out != "" || code != 1 || !strings.Contains(errOut, "not in the audit log") {
+		t.Errorf("a batch whose report fails: %q %q %d", out, errOut, code)
+	}
+	if out, _, code := hook(`{"hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"TodoWrite","tool_use_id":"t2"}]}`, true); out != "" || code != 0 {
+		t.Errorf("a batch with nothing refused: %q %d", out, code)
+	}
+	out, _, code := hook(`{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/x"},"tool_use_id":"t3"}`, true)
+	if code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) {
+		t.Errorf("a PreToolUse whose report fails is not refused: %q %d", out, code)
 	}
 }

@@ -30,7 +30,7 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "serve the vault to an MCP client over stdio, or Streamable HTTP",
-		usage:   "(--config FILE | --vault DIR) [--http ADDR]",
+		usage:   "[--config FILE | --vault DIR] [--http ADDR]",
 		help: `Serves the vault's tools (read, write, edit, move, delete, list, search,
 bash) over MCP on stdin and stdout: this is the command an MCP client such
 as Claude Code launches. One process is one session. Every call is checked
@@ -41,7 +41,13 @@ needs a bearer token: the default agent's from $VAULTGATE_TOKEN (or [http]
 token_env / token_file), each [agents.NAME]'s from its own token_env or
 token_file — never from a flag. The token names the agent, and the agent is
 the session. ADDR without a host ("` + ":8080" + `") binds to loopback; binding
-elsewhere works but warns.`,
+elsewhere works but warns.
+
+Without --config or --vault the config is $VAULTGATE_CONFIG's, else the one
+vaultgate init set up for the vault that holds the current folder. A
+protected or hidden entry of [zones] that names nothing on the disk (a
+typo: "Archve") stops it with exit 2 and a "did you mean"; end the entry
+with ? for a folder that is to appear later (".trash?").`,
 		flags: func(fs *flag.FlagSet) {
 			src.flags(fs)
 			fs.StringVar(&httpAddr, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
@@ -54,8 +60,13 @@ elsewhere works but warns.`,
 			if err != nil {
 				return fail(exitUsage, "%v", err)
 			}
-			for _, m := range missingZones(cfg) {
-				fmt.Fprintf(stderr, "vaultgate: warning: zone %s does not exist: a typo there protects nothing (vaultgate doctor)\n", visible.Line.Escape(m))
+			// An entry that leaves open what it was to close stops the
+			// gate from opening (config.ZonesReady, in server.OpenServer);
+			// one that opens nothing is only said.
+			for _, m := range cfg.MissingZones() {
+				if !m.Opens && !m.Later {
+					fmt.Fprintf(stderr, "vaultgate: warning: %s (vaultgate doctor)\n", visible.Line.Escape(m.String()))
+				}
 			}
 			if httpAddr != "" {
 				return serveHTTP(cfg, httpAddr)

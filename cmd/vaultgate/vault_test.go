@@ -301,7 +301,7 @@ func TestTwoVaultsOneStateFolder(t *testing.T) {
 	sameFiles(t, "a after undo --session of b's session", files(t, a), beforeA)
 	// By time: a's own change alone.
 	out, errOut, code := runCLI(t, "undo", "--config", cfgA, "--since", "1h")
-	if code != exitOK || !strings.Contains(out, "put back a-new.md") || strings.Contains(out, "gone.md") || strings.Contains(out, "shared.md") {
+	if code != exitOK || !strings.Contains(out, "removed a-new.md") || strings.Contains(out, "gone.md") || strings.Contains(out, "shared.md") {
 		t.Errorf("undo --since with a's config: exit %d\n%s%s", code, out, errOut)
 	}
 	sameFiles(t, "a after its undo --since", files(t, a), initialA)

@@ -61,6 +61,7 @@ is bound read-only, what is covered, and what Landlock allows where.`,
 			}
 			useColour := colour == "always" || (colour == "auto" && isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "")
 			printZones(cfg.Vault, p.Zones, depth, useColour)
+			printMissing(cfg.MissingZones(), useColour)
 			return exitOK
 		},
 	})
@@ -113,15 +114,52 @@ func printZones(vault string, t *zones.Table, depth int, colour bool) {
 		}
 	}
 	walk(".", zones.VaultRoot(), "", 1, t.Zone(zones.VaultRoot()))
-	// Name patterns cover paths wherever they are: listed after the tree.
+	// Name patterns cover paths wherever they are: listed after the tree,
+	// those of one zone together.
+	var modes []zones.Mode
+	byMode := map[zones.Mode][]string{}
 	for _, e := range t.Patterns() {
-		fmt.Fprintf(stdout, "%s  %s  (a name pattern, wherever it matches)\n", visible.Line.Escape(e.Path.String()), label(e.Mode))
+		if byMode[e.Mode] == nil {
+			modes = append(modes, e.Mode)
+		}
+		byMode[e.Mode] = append(byMode[e.Mode], visible.Line.Escape(e.Path.String()))
+	}
+	for _, m := range modes {
+		fmt.Fprintf(stdout, "%s  by name, wherever they match:\n", label(m))
+		line := " "
+		for _, p := range byMode[m] {
+			if len(line) > 1 && len(line)+len(p) > 76 {
+				fmt.Fprintln(stdout, line)
+				line = " "
+			}
+			line += " " + p
+		}
+		fmt.Fprintln(stdout, line)
 	}
 	// Absolute zones live outside the vault (bash only): list them too.
 	for _, e := range t.Entries() {
 		if e.Path.Outside() {
 			fmt.Fprintf(stdout, "%s  %s  (outside the vault, bash only)\n", visible.Line.Escape(e.Path.String()), label(t.Zone(e.Path)))
 		}
+	}
+}
+
+// printMissing lists, after the tree, the zone entries that name nothing
+// on the disk (config.MissingZones): the tree can't show them.
+func printMissing(missing []config.MissingZone, colour bool) {
+	for _, m := range missing {
+		label := fmt.Sprintf("[%s: %s]", m.Mode, say.ZoneAllows{Mode: m.Mode}.Text(say.English))
+		if colour {
+			label = visible.Paint(m.Mode.Colour().ANSI, label)
+		}
+		why := "not there yet: expected later"
+		switch {
+		case m.Opens:
+			why = m.String() + ": serve refuses to start"
+		case !m.Later:
+			why = m.String()
+		}
+		fmt.Fprintf(stdout, "%s  %s  (%s)\n", visible.Line.Escape(m.Entry), label, visible.Line.Escape(why))
 	}
 }
 
