@@ -623,19 +623,17 @@ func controlNames(vault string, t *zones.Table) ([]string, error) {
 
 // coverOf is the one answer, for the walk and the index alike, to whether
 // the wall covers rel by its name — a control name, or a path a name
-// pattern of t covers — and whether what it covers may still be read
-// (then a path inside it may need a cover of its own: a hidden .env in a
-// read-only .claude).
+// pattern of t names (zones.Table.PatternNames) — and whether what it
+// covers may still be read (then a path inside it may need a cover of its
+// own: a hidden .env in a read-only .claude). Both meet a folder before
+// what it holds, so a path inside a folder a pattern names is that
+// folder's: they ask of each name alone, which costs no whole path's
+// normalising unless the name is covered.
 func coverOf(vault string, t *zones.Table, rel string) (covered, readable bool) {
-	control := zones.IsControlName(path.Base(rel))
-	pattern := false
-	at, err := zones.Normalize(vault, rel)
-	if err == nil && len(t.Patterns()) > 0 {
-		pattern = t.PatternCovers(at)
-	}
-	if !control && !pattern {
+	if !zones.IsControlName(path.Base(rel)) && !t.PatternNames(vault, rel) {
 		return false, true
 	}
+	at, err := zones.Normalize(vault, rel)
 	return true, err == nil && t.Zone(at).Allows(zones.OpRead)
 }
 

@@ -2,7 +2,6 @@ package watch
 
 import (
 	"fmt"
-	"path"
 	"strings"
 )
 
@@ -50,11 +49,13 @@ func under(rel, dir string) bool {
 	return dir == "." || rel == dir || strings.HasPrefix(rel, dir+"/")
 }
 
+// join names name in dir: a name from a folder has no '/' and is never
+// "." or "..", so there is nothing to clean, and one string is made.
 func join(dir, name string) string {
 	if dir == "." {
 		return name
 	}
-	return path.Join(dir, name)
+	return dir + "/" + name
 }
 
 // fsKind names a file system magic for a reason given to a person.

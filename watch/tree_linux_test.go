@@ -328,3 +328,20 @@ func TestTreeClosed(t *testing.T) {
 		t.Fatalf("Sync after Close: %v, want an InexactError", err)
 	}
 }
+
+// The first reading's names are the vault's, not a later folder's: the
+// tree reads every folder into one buffer, and a name kept from it must
+// be a copy.
+func TestTreeKeepsNamesOfItsOwn(t *testing.T) {
+	root := t.TempDir()
+	for i := range 50 {
+		write(t, filepath.Join(root, fmt.Sprintf("root-note-%02d.md", i)))
+	}
+	for i := range 5 {
+		for j := range 50 {
+			write(t, filepath.Join(root, fmt.Sprintf("f%d", i), fmt.Sprintf("zzzzzzzzzzzz-%02d.md", j)))
+		}
+	}
+	tr, n := openTree(t, root)
+	sameAsWalk(t, tr, n, root, "after the first reading")
+}

@@ -81,12 +81,16 @@ var anyDepth = func() map[string]bool {
 // of the vault's files (.git), folded first. Nothing inside one needs a
 // cover of its own: it is hidden whole where the vault has a zone that
 // may not be read, and read-only whole otherwise.
-func HoldsCopies(name string) bool { return anyDepth[Fold(name)] }
+func HoldsCopies(name string) bool {
+	var buf [64]byte
+	return anyDepth[foldedName(buf[:], name)]
+}
 
 // IsControlName reports whether a file or folder name is a control path
 // wherever it is (folded first).
 func IsControlName(name string) bool {
-	_, ok := anyDepth[Fold(name)]
+	var buf [64]byte
+	_, ok := anyDepth[foldedName(buf[:], name)]
 	return ok
 }
 

@@ -98,6 +98,22 @@ func matchPrefix(parts []string, f string) bool {
 	return ok && matchPrefix(parts[1:], rest)
 }
 
+// matchWhole reports whether parts match all of f's components.
+// As in matchPrefix, a trailing "**" needs a name to stand for: "a/**"
+// names what is inside a, not a.
+func matchWhole(parts []string, f string) bool {
+	if f == "" || len(parts) == 0 {
+		return f == "" && len(parts) == 0
+	}
+	name, rest, _ := strings.Cut(f, "/")
+	if parts[0] == "**" {
+		// none of f's names, this one alone, or this one and more
+		return matchWhole(parts[1:], f) || matchWhole(parts[1:], rest) || matchWhole(parts, rest)
+	}
+	ok, _ := path.Match(parts[0], name)
+	return ok && matchWhole(parts[1:], rest)
+}
+
 // couldMatchBelow reports whether the pattern could match a path inside
 // the folder f (folded, vault-relative; "." is the root), for a judgement
 // of a whole folder: a name at any depth could be anywhere.

@@ -207,6 +207,46 @@ func (t *Table) PatternCovers(at Path) bool {
 	return false
 }
 
+// PatternNames reports whether a name pattern of t names rel itself (a
+// path of the vault as the disk spells it) — by its last name, for a
+// pattern of a name at any depth; all of it, for an anchored one — and not
+// only a folder above it. A walk that meets every folder before what it
+// holds asks this of each name: what is inside a folder a pattern names
+// is that folder's already. A name of a pattern at any depth is matched
+// by the name alone, without the cost of the whole path.
+func (t *Table) PatternNames(vault, rel string) bool {
+	if len(t.patterns) == 0 {
+		return false
+	}
+	anchored := false
+	var buf [64]byte
+	name := foldedName(buf[:], path.Base(rel))
+	for i := range t.patterns {
+		p := &t.patterns[i]
+		if !p.anyDepth {
+			anchored = true
+			continue
+		}
+		if ok, _ := path.Match(p.parts[0], name); ok {
+			return true
+		}
+	}
+	if !anchored {
+		return false
+	}
+	at, err := Normalize(vault, rel)
+	if err != nil || at.Outside() {
+		return false
+	}
+	f := fold(at.p)
+	for i := range t.patterns {
+		if p := &t.patterns[i]; !p.anyDepth && matchWhole(p.parts, f) {
+			return true
+		}
+	}
+	return false
+}
+
 // Entries returns the configured entries, sorted by path.
 func (t *Table) Entries() []Root {
 	out := make([]Root, len(t.entries))
@@ -333,6 +373,23 @@ var folder = cases.Fold() // stateless, safe for concurrent use
 
 func fold(p string) string {
 	return norm.NFC.String(folder.String(norm.NFC.String(p)))
+}
+
+// foldedName is fold(name) for a name as a disk spells it (NFC or not),
+// spelled in buf when it can be — a name in ASCII, or one in NFC already
+// folded, as most are — so that asking of every name of a vault makes no
+// new string. What it returns must not outlive buf.
+func foldedName(buf []byte, name string) string {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			if !norm.NFC.IsNormalString(name) {
+				return fold(name)
+			}
+			break // foldInto proves an NFC name folded without a copy
+		}
+	}
+	b := foldInto(buf[:0], name)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // Fold returns the spelling of p that case-insensitive matching compares.
