@@ -27,6 +27,7 @@ func BenchmarkScan(b *testing.B) {
 		{"literal-rare-first-byte", "quorble"},
 		{"literal-common-first-byte", "lighthouse"},
 		{"fold", "(?i)lighthouse"},
+		{"fold-rare", "(?i)quorble"},
 		{"fold-kelvin", "(?i)kiss"},
 		{"regex", `\w+ lighthouse \d+`},
 	} {

@@ -29,8 +29,6 @@ type Matcher struct {
 	// needles: every line Match accepts holds one of them; none known,
 	// every line is a candidate.
 	needles []needle
-	// fold: some needle is looked for in the ASCII-lowered block.
-	fold bool
 	// sure: a needle wholly inside a line is a match, no Match needed
 	// (the query is one literal, and the needles spell all of it).
 	sure bool
@@ -39,7 +37,7 @@ type Matcher struct {
 // needle is a byte string a matching line holds.
 type needle struct {
 	b    []byte
-	fold bool // looked for in the ASCII-lowered block; b is lowered
+	fold bool // found where the ASCII-lowered text holds it; b is lowered
 	f    finder
 }
 
@@ -62,15 +60,12 @@ func Regexp(re *regexp.Regexp) *Matcher {
 	set, whole := required(tree)
 	m.needles = set
 	m.sure = whole && tree.Op == syntax.OpLiteral
-	for _, n := range set {
-		m.fold = m.fold || n.fold
-	}
 	return withFinders(m)
 }
 
 func withFinders(m *Matcher) *Matcher {
 	for i := range m.needles {
-		m.needles[i].f = newFinder(m.needles[i].b)
+		m.needles[i].f = newFinder(m.needles[i].b, m.needles[i].fold)
 	}
 	return m
 }

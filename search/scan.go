@@ -24,7 +24,7 @@ const (
 // not safe for concurrent use: give each goroutine its own.
 type Scanner struct {
 	sniff, maxLine int
-	buf, low       []byte
+	buf            []byte
 	next           []int // per needle, its next position in the block
 }
 
@@ -118,20 +118,12 @@ func (sc *Scanner) Scan(r io.Reader, m *Matcher, found func(n int, line []byte) 
 // lines searches data, whole lines from line number line on, and returns
 // the number of the line after them; stop is found's wish.
 func (sc *Scanner) lines(data []byte, line int, m *Matcher, found func(int, []byte) bool) (next int, stop bool) {
-	low := data
-	if m.fold {
-		if len(sc.low) < len(data) {
-			sc.low = make([]byte, max(len(data), blockSize))
-		}
-		low = sc.low[:len(data)]
-		lowerASCII(low, data)
-	}
 	sc.next = sc.next[:0]
 	for range m.needles {
 		sc.next = append(sc.next, -1)
 	}
 	for pos := 0; pos < len(data); {
-		p, k := sc.find(m, data, low, pos)
+		p, k := sc.find(m, data, pos)
 		if p < 0 {
 			return line + bytes.Count(data[pos:], newline), false
 		}
@@ -160,19 +152,14 @@ var newline = []byte{'\n'}
 // find returns the first position from pos on where a needle starts, and
 // which needle; (pos, -1) when m has none, since then any line may match;
 // -1 when no needle is left in data.
-func (sc *Scanner) find(m *Matcher, data, low []byte, pos int) (at, which int) {
+func (sc *Scanner) find(m *Matcher, data []byte, pos int) (at, which int) {
 	if len(m.needles) == 0 {
 		return pos, -1
 	}
 	at, which = -1, -1
 	for i := range m.needles {
 		if sc.next[i] < pos { // not looked for past pos yet
-			nd := &m.needles[i]
-			hay := data
-			if nd.fold {
-				hay = low
-			}
-			if j := nd.f.index(hay[pos:]); j >= 0 {
+			if j := m.needles[i].f.index(data[pos:]); j >= 0 {
 				sc.next[i] = pos + j
 			} else {
 				sc.next[i] = math.MaxInt

@@ -3,6 +3,7 @@ package search
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"regexp"
@@ -246,19 +247,25 @@ func TestScanLikeLineByLine(t *testing.T) {
 	}
 }
 
-func TestLowerASCII(t *testing.T) {
+// lowered is b with A–Z made a–z, byte by byte: what a folding finder's
+// text is taken to be.
+func lowered(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		out[i] = lowerByte(c)
+	}
+	return out
+}
+
+func TestLower8(t *testing.T) {
 	var src []byte
 	for i := range 256 {
 		src = append(src, byte(i), byte(255-i), 'A'+byte(i%26))
 	}
-	for off := range 9 {
-		s := src[off:]
-		got := make([]byte, len(s))
-		lowerASCII(got, s)
-		for i, c := range s {
-			if got[i] != lowerByte(c) || (c >= 0x80 && got[i] != c) {
-				t.Fatalf("lowerASCII(%#x) = %#x", c, got[i])
-			}
+	for off := 0; off+8 <= len(src); off++ {
+		got := binary.LittleEndian.AppendUint64(nil, lower8(binary.LittleEndian.Uint64(src[off:])))
+		if want := lowered(src[off : off+8]); !bytes.Equal(got, want) {
+			t.Fatalf("lower8(%#x) = %#x, want %#x", src[off:off+8], got, want)
 		}
 	}
 	if lowerByte('@') != '@' || lowerByte('[') != '[' || lowerByte('Z') != 'z' || lowerByte('A') != 'a' {
@@ -313,25 +320,38 @@ func ExampleScanner_Scan() {
 }
 
 // FuzzIndex: the rare-byte finder finds what bytes.Index finds, where the
-// rare byte is rare and where it is everywhere.
+// rare byte is rare and where it is everywhere; a folding finder what
+// bytes.Index finds in the lowered text.
 func FuzzIndex(f *testing.F) {
 	f.Add([]byte("lighthouse"), []byte(strings.Repeat("morning evening ", 40)+"the lighthouse"))
 	f.Add([]byte("ab"), []byte(strings.Repeat("a", 300)+"b"))
 	f.Add([]byte("\x00\x01"), []byte("\x00\x00\x01\x01\x00\x01"))
+	f.Add([]byte("quorble"), []byte(strings.Repeat("Morning QUERY ", 40)+"the QuOrBlE"))
+	f.Add([]byte("k\xe2\x84\xaa"), []byte("K\xe2\x84\xaa kK\xe2\x84\xaa"))
 	f.Fuzz(func(t *testing.T, needle, hay []byte) {
-		fd := newFinder(needle)
-		for _, h := range [][]byte{hay, bytes.Repeat(hay, 20)} {
-			if got, want := fd.index(h), bytes.Index(h, needle); got != want {
-				t.Fatalf("index(%q, %q) = %d, want %d", h, needle, got, want)
+		for _, fold := range []bool{false, true} {
+			nd := needle
+			if fold {
+				nd = lowered(needle)
 			}
-			if len(needle) >= 2 {
-				for from := range min(len(h), 9) {
-					want := bytes.Index(h[from:], needle)
-					if want >= 0 {
-						want += from
-					}
-					if got := fd.pairIndex(h, from); got != want {
-						t.Fatalf("pairIndex(%q, %q, %d) = %d, want %d", h, needle, from, got, want)
+			fd := newFinder(nd, fold)
+			for _, h := range [][]byte{hay, bytes.Repeat(hay, 20)} {
+				text := h
+				if fold {
+					text = lowered(h)
+				}
+				if got, want := fd.index(h), bytes.Index(text, nd); got != want {
+					t.Fatalf("index(%q, %q), fold %v = %d, want %d", h, nd, fold, got, want)
+				}
+				if len(nd) >= 2 {
+					for from := range min(len(h), 9) {
+						want := bytes.Index(text[from:], nd)
+						if want >= 0 {
+							want += from
+						}
+						if got := fd.pairIndex(h, from); got != want {
+							t.Fatalf("pairIndex(%q, %q, %d), fold %v = %d, want %d", h, nd, from, fold, got, want)
+						}
 					}
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/spf13/afero"
@@ -212,11 +213,12 @@ func planSearch(s *Set, a args) (*Plan, error) {
 	}, nil
 }
 
-// A note to search, numbered in the walk's order, and what was found in it.
+// A batch of notes to search, numbered in the walk's order, and what was
+// found in them.
 type (
 	searchJob struct {
-		i    int
-		path string
+		i     int
+		paths []string
 	}
 	searchFound struct {
 		i       int
@@ -224,10 +226,18 @@ type (
 	}
 )
 
+// searchBatch is the most notes that go to a goroutine at once: a note
+// costs a few microseconds to open and read, a hand-over between
+// goroutines about one. Batches start at one note and double, and are one
+// note again once a note has matched: a query that stops at its limit
+// needs its first notes searched side by side, and one that finds nothing
+// reads every note anyway.
+const searchBatch = 16
+
 // runSearch walks the folder in name order, one folder at a time, and
-// searches its notes on GOMAXPROCS goroutines; the matches are taken in
-// the walk's order, so the result is the one a single walk gives, and
-// everything stops once limit are in.
+// searches its notes on GOMAXPROCS goroutines, searchBatch at a time; the
+// matches are taken in the walk's order, so the result is the one a
+// single walk gives, and everything stops once limit are in.
 func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, m *search.Matcher, limit int) (*Result, error) {
 	if root.Outside() {
 		return nil, s.fail(say.OutsideVault{Path: root.String()})
@@ -244,6 +254,7 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, m *se
 	jobs := make(chan searchJob, 256)
 	found := make(chan searchFound, 256)
 	var walkErr error
+	var matched atomic.Bool // some note matched: the limit may come soon
 	// A bug that panics on a goroutine of the search panics again on the
 	// caller's, where the gate turns it into an error, not a crash.
 	var fault struct {
@@ -263,20 +274,35 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, m *se
 	go func() {
 		defer close(jobs)
 		defer catch()
-		n := 0
-		send := func(p string) bool {
+		n, size := 0, 1
+		var batch []string
+		flush := func() bool {
+			if len(batch) == 0 {
+				return true
+			}
 			select {
-			case jobs <- searchJob{n, p}:
-				n++
+			case jobs <- searchJob{n, batch}:
+				n, size = n+1, min(2*size, searchBatch)
+				if matched.Load() {
+					size = 1
+				}
+				batch = make([]string, 0, size)
 				return true
 			case <-walkCtx.Done():
 				return false
 			}
 		}
+		send := func(p string) bool {
+			batch = append(batch, p)
+			return len(batch) < size || flush()
+		}
 		if st.dir {
 			walkErr = s.searchWalk(walkCtx, root.String(), root, glob, send)
 		} else if st.regular && s.Zones.Zone(root).Listed() && (glob == "" || globMatch(glob, root.String())) {
 			send(root.String())
+		}
+		if walkErr == nil {
+			flush()
 		}
 	}()
 	var wg sync.WaitGroup
@@ -287,8 +313,14 @@ func (s *Set) runSearch(ctx context.Context, root zones.Path, glob string, m *se
 			defer scanners.Put(sc)
 			for j := range jobs {
 				f := searchFound{i: j.i}
-				if walkCtx.Err() == nil {
-					f.matches = s.searchFile(sc, j.path, m, limit)
+				for _, p := range j.paths {
+					if walkCtx.Err() != nil || len(f.matches) >= limit {
+						break
+					}
+					f.matches = s.searchFile(sc, f.matches, p, m, limit)
+				}
+				if len(f.matches) > 0 {
+					matched.Store(true)
 				}
 				found <- f
 			}
@@ -363,7 +395,10 @@ func (s *Set) searchWalk(ctx context.Context, dir string, at zones.Path, glob st
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		name := e.Name()
-		p := path.Join(dir, name)
+		p := name // dir is clean and name one component: no path.Join
+		if dir != "." {
+			p = dir + "/" + name
+		}
 		child, err := at.Child(name)
 		if err != nil || !s.Zones.Zone(child).Listed() || strings.HasPrefix(name, tempPrefix) {
 			continue
@@ -398,14 +433,14 @@ func readDirEntries(d afero.File) ([]fs.DirEntry, error) {
 	return entries, err
 }
 
-// searchFile returns the first limit matches in the note p.
-func (s *Set) searchFile(sc *search.Scanner, p string, m *search.Matcher, limit int) []Match {
+// searchFile appends the matches in the note p to matches, until they
+// are limit.
+func (s *Set) searchFile(sc *search.Scanner, matches []Match, p string, m *search.Matcher, limit int) []Match {
 	f, err := vaultfs.OpenReader(s.Vault.Fs, p)
 	if err != nil {
-		return nil // vanished or unreadable: not a match
+		return matches // vanished or unreadable: not a match
 	}
 	defer f.Close()
-	var matches []Match
 	sc.Scan(f, m, func(n int, line []byte) bool {
 		matches = append(matches, Match{Path: p, Line: n, Text: shownLine(line)})
 		return len(matches) < limit

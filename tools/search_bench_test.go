@@ -10,10 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vaultgate/vaultgate/internal/vaultgen"
 	"github.com/vaultgate/vaultgate/policy"
 	"github.com/vaultgate/vaultgate/vaultfs"
 	"github.com/vaultgate/vaultgate/zones"
@@ -27,11 +29,45 @@ import (
 // the other in each round, in alternating order. x-rg is the median of
 // the rounds' ratios, x-rg-min and x-rg-max their spread.
 func BenchmarkSearchVsRipgrep(b *testing.B) {
+	searchVsRipgrep(b, benchCorpus(b), searchBenchCases)
+}
+
+// go test -run '^$' -bench SearchBigVault -benchtime 10x ./tools/
+//
+// BenchmarkSearchBigVault is BenchmarkSearchVsRipgrep on issue 29's big
+// vault: 200,000 notes of internal/vaultgen (~870 MB, kept between runs
+// under os.TempDir(); VAULTGATE_BIG_NOTES sets another count), for
+// queries that match nothing, so that both read every note.
+func BenchmarkSearchBigVault(b *testing.B) {
+	notes := 200_000
+	if s := os.Getenv("VAULTGATE_BIG_NOTES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("VAULTGATE_BIG_NOTES=%q: want a number of notes", s)
+		}
+		notes = n
+	}
+	dir, st, err := vaultgen.Cached(notes, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%s: %+v", dir, st)
+	searchVsRipgrep(b, dir, bigVaultSearchCases)
+}
+
+var bigVaultSearchCases = []searchBenchCase{
+	{name: "literal/none", query: "quorble", none: true},
+	{name: "fold/none", query: "(?i)quorble", regex: true, none: true},
+	{name: "regex/none", query: `\w+ quorble \d+`, regex: true, none: true},
+}
+
+// searchVsRipgrep runs each case against ripgrep on dir, as
+// BenchmarkSearchVsRipgrep says.
+func searchVsRipgrep(b *testing.B, dir string, cases []searchBenchCase) {
 	rg, err := exec.LookPath("rg")
 	if err != nil {
 		b.Skip("ripgrep (rg) is not installed: apt-get install -y ripgrep")
 	}
-	dir := benchCorpus(b)
 	tab, err := zones.New(dir, []zones.Entry{{Path: ".", Mode: zones.Edit}}, zones.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -42,7 +78,7 @@ func BenchmarkSearchVsRipgrep(b *testing.B) {
 	}
 	defer fsys.Close()
 	s := &Set{Vault: &Vault{Root: dir, Fs: fsys}, Zones: tab, Lang: "en", State: policy.NewState()}
-	for _, c := range searchBenchCases {
+	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			args := map[string]any{"query": c.query}
 			rgArgs := []string{"--no-heading", "--line-number", "--color", "never", "--no-config"}
@@ -105,13 +141,15 @@ func BenchmarkSearchVsRipgrep(b *testing.B) {
 	}
 }
 
-var searchBenchCases = []struct {
+type searchBenchCase struct {
 	name  string
 	query string
 	regex bool
 	max   int  // max_results; 0 is the default (100)
 	none  bool // matches nothing
-}{
+}
+
+var searchBenchCases = []searchBenchCase{
 	{name: "literal/none", query: "quorble", none: true},
 	{name: "literal/often", query: "vault"},
 	{name: "literal/rare-1000", query: "lighthouse", max: 1000},
