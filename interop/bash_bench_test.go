@@ -35,6 +35,15 @@ func BenchmarkClaudeBash(b *testing.B) {
 		}
 	}
 	dir, cfg, _ := vault(b)
+	// Walled, both: the goal compares the rewritten Bash with a walled
+	// bash over MCP, which vault()'s wall = "off" would not be.
+	body, err := os.ReadFile(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, bytes.Replace(body, []byte(`wall = "off"`), []byte(`wall = "required"`), 1), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	root := b.TempDir()
 	withJudge, noJudge := filepath.Join(root, "run"), filepath.Join(root, "none")
 	for _, d := range []string{withJudge, noJudge} {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,19 +20,56 @@ import (
 )
 
 // readySpare waits for a spare to be ready and returns it (still in the
-// pool).
+// pool): the one the next call takes.
 func readySpare(t *testing.T) *spare {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		spares.Lock()
-		for _, sp := range spares.ready {
-			spares.Unlock()
-			return sp
+		for _, q := range spares.ready {
+			if len(q) > 0 {
+				spares.Unlock()
+				return q[0]
+			}
 		}
 		spares.Unlock()
 	}
 	t.Fatal("no spare helper was started after a call")
 	return nil
+}
+
+// dropSpares ends every spare, once none is starting, so that the next
+// spare ready is one the test's own call started.
+func dropSpares(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		spares.Lock()
+		starting := 0
+		for _, n := range spares.starting {
+			starting += n
+		}
+		if starting == 0 || time.Now().After(deadline) {
+			for k, q := range spares.ready {
+				delete(spares.ready, k)
+				for _, sp := range q {
+					sp.discard()
+				}
+			}
+			spares.Unlock()
+			return
+		}
+		spares.Unlock()
+	}
+}
+
+// waitingSpares counts the spares ready.
+func waitingSpares() int {
+	spares.Lock()
+	defer spares.Unlock()
+	n := 0
+	for _, q := range spares.ready {
+		n += len(q)
+	}
+	return n
 }
 
 // TestWallAhead: after a walled call of a server (Request.Ahead), the
@@ -49,6 +88,15 @@ func TestWallAhead(t *testing.T) {
 	}
 	if !strings.HasPrefix(res.Stdout, "two\n") || strings.Contains(res.Stdout, hiddenMark) || res.ExitCode != 0 {
 		t.Errorf("through a spare: exit %d, %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+
+	// Through a spare, which emptied its bounding set before its call
+	// came, the command holds no capability all the same.
+	readySpare(t)
+	hits = spareHits.Load()
+	res = walled(t, v.tab, v.dir, `grep -E '^Cap' /proc/self/status`)
+	if spareHits.Load() != hits+1 || strings.Count(res.Stdout, "\n") != 5 || strings.Count(res.Stdout, "0000000000000000") != 5 {
+		t.Errorf("capabilities through a spare (%d hits, were %d): %q %q", spareHits.Load(), hits, res.Stdout, res.Stderr)
 	}
 
 	// The server's mounts change: the spare has a copy of the old ones.
@@ -77,6 +125,93 @@ func TestWallAhead(t *testing.T) {
 	// again with a helper of its own.
 	if res := walled(t, v.tab, v.dir, "echo four"); res.Stdout != "four\n" || res.ExitCode != 0 {
 		t.Errorf("after the spare died: %q %q, exit %d", res.Stdout, res.Stderr, res.ExitCode)
+	}
+}
+
+// TestWallAheadOverlay: a helper started ahead mounts the call's overlay
+// on its in-memory layer before its call comes; the call sees the vault as
+// it is when it runs, and its changes land in its own layer. A spare whose
+// overlay is over a folder that is no longer the vault's (the vault moved
+// away and another put at its path) runs nothing, and the call is made
+// with a helper of its own, on the vault now at the path.
+func TestWallAheadOverlay(t *testing.T) {
+	v := newZoneVault(t, zones.Edit, nil)
+	o := inMemory(t)
+	// Only this test's spares wait (readySpare takes any).
+	dropSpares(t)
+	overlaid(t, v, o, "true")
+	readySpare(t)
+	must(t, os.WriteFile(filepath.Join(v.dir, "e", "late.txt"), []byte("made after the spare\n"), 0o644))
+	hits := spareHits.Load()
+	res := overlaid(t, v, o, "cat e/late.txt; echo new > e/new.txt")
+	if spareHits.Load() != hits+1 {
+		t.Fatalf("the call did not take the spare (%d hits, were %d)", spareHits.Load(), hits)
+	}
+	if res.Stdout != "made after the spare\n" || res.ExitCode != 0 {
+		t.Errorf("through a spare: exit %d, %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if _, body := upperEntry(t, upperOf(t, o, res), "e/new.txt"); body != "new\n" {
+		t.Errorf("the call's layer holds e/new.txt %q", body)
+	}
+	if _, err := os.Stat(filepath.Join(v.dir, "e", "new.txt")); err == nil {
+		t.Error("the change reached the vault")
+	}
+
+	// The vault is moved away, and another put at its path, once the
+	// spare has mounted its overlay.
+	sp := readySpare(t)
+	mounted := waitFor(10*time.Second, func() bool {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(sp.cmd.Process.Pid), "mountinfo"))
+		return err == nil && strings.Contains(string(b), " - overlay ")
+	})
+	if !mounted {
+		t.Fatal("the spare mounted no overlay")
+	}
+	old := v.dir + ".old"
+	must(t, os.Rename(v.dir, old))
+	t.Cleanup(func() { os.RemoveAll(old) })
+	must(t, os.Mkdir(v.dir, 0o755))
+	ents, err := os.ReadDir(old)
+	must(t, err)
+	for _, e := range ents {
+		must(t, os.Rename(filepath.Join(old, e.Name()), filepath.Join(v.dir, e.Name())))
+	}
+	must(t, os.WriteFile(filepath.Join(v.dir, "e", "late.txt"), []byte("the vault now\n"), 0o644))
+	hits = spareHits.Load()
+	res = overlaid(t, v, o, "cat e/late.txt")
+	if spareHits.Load() != hits+1 {
+		t.Errorf("the call did not take the spare (%d hits, were %d)", spareHits.Load(), hits)
+	}
+	if res.Stdout != "the vault now\n" || res.ExitCode != 0 {
+		t.Errorf("after the vault was replaced: exit %d, %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	upperOf(t, o, res)
+}
+
+// TestWallLetsNamespacesGo: the server holds each walled call's mount
+// namespace only until the call is over (a spare's, while it waits): after
+// calls, the only one it holds is the waiting spare's.
+func TestWallLetsNamespacesGo(t *testing.T) {
+	// No collection: a file left open would be closed by its finalizer.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	v := newZoneVault(t, zones.Edit, nil)
+	for range 3 {
+		walled(t, v.tab, v.dir, "true")
+	}
+	readySpare(t)
+	waiting := waitingSpares()
+	held := func() int {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		n := 0
+		for _, e := range ents {
+			if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && strings.HasPrefix(l, "mnt:[") {
+				n++
+			}
+		}
+		return n
+	}
+	if !waitFor(5*time.Second, func() bool { return held() == waiting }) {
+		t.Errorf("%d mount namespaces held, with %d spares waiting", held(), waiting)
 	}
 }
 
@@ -122,7 +257,9 @@ func TestAheadKey(t *testing.T) {
 func TestAgrees(t *testing.T) {
 	call := func() *helperPlan {
 		return &helperPlan{Version: planVersion, HostMNT: 7, Wall: &Wall{HostMountNS: 7, RunAs: &User{Name: "a", UID: 5, GID: 5},
-			Layers: Layers{Mount: true, PidMax: true}, Limits: Limits{Procs: 64}}}
+			Layers: Layers{Mount: true, PidMax: true, Caps: true}, Limits: Limits{Procs: 64},
+			Vault: "/v", Overlay: &Overlay{Memory: &MemoryLayer{MaxBytes: 1 << 20, MaxFiles: 10}},
+			Home: "/tmp/h", Hide: []string{"/home/a"}}}
 	}
 	ahead := func(p *helperPlan) *helperPlan {
 		a := aheadOf(p)
@@ -142,6 +279,13 @@ func TestAgrees(t *testing.T) {
 		"a probe":                    func(p *helperPlan) { p.Probe = true },
 		"a first plan, not a call's": func(p *helperPlan) { a := aheadOf(p); p.Ahead = &a },
 		"no wall":                    func(p *helperPlan) { p.Wall = nil },
+		"another vault":              func(p *helperPlan) { p.Wall.Vault = "/w" },
+		"another layer size":         func(p *helperPlan) { p.Wall.Overlay.Memory.MaxFiles = 11 },
+		"a layer on disk":            func(p *helperPlan) { p.Wall.Overlay = &Overlay{Upper: "/u", Work: "/w"} },
+		"no overlay":                 func(p *helperPlan) { p.Wall.Overlay = nil },
+		"another home":               func(p *helperPlan) { p.Wall.Home = "/tmp/h2" },
+		"another hidden home":        func(p *helperPlan) { p.Wall.Hide = []string{"/home/b"} },
+		"capabilities kept":          func(p *helperPlan) { p.Wall.Layers.Caps = false },
 	} {
 		c := call()
 		first := ahead(call())
@@ -155,12 +299,12 @@ func TestAgrees(t *testing.T) {
 // TestWarmPlanDecodes: the plan a helper started ahead decodes to warm
 // its decoder is one it reads, every part of it.
 func TestWarmPlanDecodes(t *testing.T) {
-	p, err := decodePlan(warmPlan)
+	p, err := decodePlan(warmPlan())
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := p.Wall
-	if w == nil || len(w.Mounts) != 1 || len(w.Grants) != 1 || len(w.Scratch) != 1 || len(w.Placeholders) != 1 ||
+	if w == nil || len(w.Mounts) == 0 || len(w.Grants) == 0 || len(w.Scratch) == 0 || len(w.Placeholders) == 0 ||
 		w.RunAs == nil || w.Overlay == nil || w.Overlay.Memory == nil {
 		t.Errorf("the warm plan misses a part: %+v", w)
 	}
@@ -171,12 +315,10 @@ func TestWarmPlanDecodes(t *testing.T) {
 // not yet offered: the test puts it in spares.ready when it is set.
 func standInSpare(t *testing.T, v *zoneVault, script string) (real, fake *spare) {
 	t.Helper()
+	dropSpares(t) // readySpare takes any
 	walled(t, v.tab, v.dir, "true")
 	real = readySpare(t)
-	spares.Lock()
-	delete(spares.ready, real.key)
-	spares.Unlock()
-	real.discard()
+	dropSpares(t)
 	stand := launchSpec{path: "/bin/sh", args: []string{"sh", "-c", script}, env: []string{}, dir: "/", walled: true,
 		attr: syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
 	fake, err := newSpare(real.key, stand, []byte(`{}`))
@@ -194,7 +336,7 @@ func TestWallAheadRetries(t *testing.T) {
 	v := newZoneVault(t, zones.Edit, nil)
 	real, fake := standInSpare(t, v, "sleep 0.3")
 	spares.Lock()
-	spares.ready[real.key] = fake
+	spares.ready[real.key] = []*spare{fake}
 	spares.Unlock()
 	hits := spareHits.Load()
 	res := walled(t, v.tab, v.dir, "echo five")
@@ -221,7 +363,7 @@ func TestWallAheadWatchesMounts(t *testing.T) {
 	stat := filepath.Join("/proc", strconv.Itoa(sp.cmd.Process.Pid), "stat")
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		spares.Lock()
-		_, waiting := spares.ready[sp.key]
+		waiting := slices.Contains(spares.ready[sp.key], sp)
 		spares.Unlock()
 		_, err := os.Stat(stat)
 		if !waiting && err != nil {
@@ -255,7 +397,7 @@ func TestWallStatusHeldOutside(t *testing.T) {
 	}
 	defer unix.Close(held)
 	spares.Lock()
-	spares.ready[real.key] = fake
+	spares.ready[real.key] = []*spare{fake}
 	spares.Unlock()
 	hits := spareHits.Load()
 	done := make(chan error, 1)

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -36,7 +38,7 @@ const (
 // missing: it refuses any other version, and any field it does not know.
 // Bump it whenever a plan's fields or their meaning change
 // (TestPlanShapeIsVersioned notices a change of fields).
-const planVersion = 4
+const planVersion = 5
 
 // helperPlan is what the helper reads on planFD.
 type helperPlan struct {
@@ -57,11 +59,30 @@ type helperPlan struct {
 
 // aheadPlan is what of a call's wall a helper started ahead may build
 // before it knows the call: the new root's system folders, /proc and
-// /dev, which depend on nothing but these.
+// /dev, which depend on nothing but these, and the vault as an overlay
+// on a fresh in-memory layer, which depends on the vault's path and the
+// layer's size alone.
 type aheadPlan struct {
 	Mount  bool  `json:"mount"` // the wall has the new root at all
 	RunAs  *User `json:"run_as,omitempty"`
 	PidMax int   `json:"pid_max"` // pid_max of the call's /proc; 0 for none
+	// Overlay is the call's overlay on an in-memory layer; nil for none,
+	// or one on disk (its folders are the call's).
+	Overlay *aheadOverlay `json:"overlay,omitempty"`
+	// Homes are the call's home and the hidden homes of the host, each a
+	// fresh tmpfs (homesOf): the same for every call of a server.
+	Homes []string `json:"homes,omitempty"`
+	// Caps: the call drops every capability, so the bounding set may be
+	// emptied ahead (it bounds only what an exec gains, nothing the
+	// helper does before its own).
+	Caps bool `json:"caps,omitempty"`
+}
+
+// aheadOverlay is the overlay a helper started ahead mounts: the vault
+// at Vault over a tmpfs sized by Memory.
+type aheadOverlay struct {
+	Vault  string      `json:"vault"`
+	Memory MemoryLayer `json:"memory"`
 }
 
 // aheadOf is what a helper started ahead of the call p may build.
@@ -71,6 +92,13 @@ func aheadOf(p *helperPlan) aheadPlan {
 	if w.Layers.PidMax && w.Layers.Mount {
 		a.PidMax = int(w.Limits.Procs)
 	}
+	if w.Layers.Mount && w.Overlay != nil && w.Overlay.Memory != nil {
+		a.Overlay = &aheadOverlay{Vault: w.Vault, Memory: *w.Overlay.Memory}
+	}
+	if w.Layers.Mount {
+		a.Homes = homesOf(w)
+	}
+	a.Caps = w.Layers.Caps
 	return a
 }
 
@@ -134,7 +162,9 @@ func Helper() (code int) {
 	if p.Wall == nil {
 		return fail(errors.New("no wall in the plan"))
 	}
-	if err := raise(p, pre); err != nil {
+	if err := raise(p, pre); errors.Is(err, errStaleAhead) {
+		return 125 // no word: the server makes the call again
+	} else if err != nil {
 		return fail(err)
 	}
 	status.WriteString("ready\n")
@@ -187,16 +217,69 @@ func prepareAhead(p *helperPlan) (*root, error) {
 		return nil, fmt.Errorf("not in a mount namespace of its own (%v)", err)
 	}
 	wallPidMax = a.PidMax
-	return prepareRoot(a.RunAs)
+	r, err := prepareRoot(a.RunAs)
+	if err != nil {
+		return nil, err
+	}
+	inUserNSOnce()
+	if a.Caps {
+		if err := dropBounding(); err != nil {
+			return nil, err
+		}
+		boundingDropped = true
+	}
+	if err := r.makeHomes(a.Homes); err != nil {
+		return nil, err
+	}
+	if a.Overlay == nil {
+		return r, nil
+	}
+	// The overlay too: the upper layer is empty and the lower is read
+	// only through it, so a vault changed meanwhile is seen as it is when
+	// the command looks (the call's start is taken after this, and
+	// finishRoot checks that the folder below is still the vault's).
+	w := &Wall{Vault: a.Overlay.Vault, Overlay: &Overlay{Memory: &a.Overlay.Memory}}
+	if r.lower, err = mountOverlay(w, p.UserNS); err != nil {
+		return nil, fmt.Errorf("the vault %s as an overlay: %w", w.Vault, err)
+	}
+	r.vault = w.Vault
+	return r, nil
 }
 
-// warmDecoder decodes a plan with every part a wall can have
-// (warmPlan), and drops it: encoding/json learns each type's fields on
-// first sight, which cost a call's plan 0.2-0.3 ms after it had come.
-func warmDecoder() { decodePlan(warmPlan) }
+// errStaleAhead is a helper started ahead whose overlay is over a folder
+// that is no longer the vault's (moved away, and another made in its
+// place): it ends without a word, having run nothing, and the call is
+// made again with a helper of its own.
+var errStaleAhead = errors.New("the overlay mounted ahead is not over the vault's folder")
 
-var warmPlan = []byte(`{"version":` + strconv.Itoa(planVersion) + `,"wall":{"mounts":[{}],"grants":[{}],"scratch":[{}],` +
-	`"placeholders":[{}],"run_as":{},"limits":{},"layers":{},"overlay":{"memory":{}}}}`)
+// warmDecoder decodes warmPlan and drops it: encoding/json learns each
+// type's fields on first sight, and the code that reads each kind of
+// value is paged in on its first use, which cost a call's plan 0.1-0.3
+// ms after it had come.
+func warmDecoder() { decodePlan(warmPlan()) }
+
+// warmPlan is a plan with every part a wall can have, each field set
+// (non-ASCII, escaped and long strings among them).
+func warmPlan() []byte {
+	path := "/srv/хранилище/💬 чаты/a\"b<c>&d\u2028" + strings.Repeat("x", 300)
+	w := &Wall{
+		Vault: path, Home: path, Hide: []string{path},
+		Mounts:       []Mount{{Path: path, Kind: MountRW, Zone: "edit", Dir: true, MakePoint: true}, {Path: path, Kind: MountEmpty}},
+		Grants:       []Grant{{Path: path, Access: AccessWrite, Zone: "write"}},
+		Scratch:      []Grant{{Path: path, Access: AccessWrite}},
+		TmpDir:       path,
+		Placeholders: []Placeholder{{Path: path, Dir: true}},
+		Network:      true, RunAs: &User{Name: "u", UID: 1, GID: 1},
+		Limits:   DefaultLimits,
+		Layers:   Layers{Mount: true, Net: true, Landlock: 7, NoNew: true, Caps: true, Rlimits: true, PidMax: true, RunAs: true, Overlay: true, MemoryLayer: true},
+		Required: true, Overlay: &Overlay{Upper: path, Work: path, Memory: &MemoryLayer{MaxBytes: 1 << 30, MaxFiles: 1000}},
+		HostMountNS: 1 << 40,
+	}
+	p := helperPlan{Version: planVersion, Wall: w, Bash: path, Args: []string{path, path}, Env: []string{"PATH=" + path, "LANG=ru_RU.UTF-8"},
+		Dir: path, UserNS: true, HostMNT: 1 << 40}
+	b, _ := json.Marshal(&p)
+	return b
+}
 
 // agrees checks that the call's plan is one its helper, started ahead
 // with plan ahead, was ready for: the same host, user namespace, and
@@ -208,8 +291,10 @@ func agrees(ahead, call *helperPlan) error {
 	want := aheadOf(call)
 	got := *ahead.Ahead
 	sameUser := (want.RunAs == nil) == (got.RunAs == nil) && (want.RunAs == nil || *want.RunAs == *got.RunAs)
+	sameOverlay := (want.Overlay == nil) == (got.Overlay == nil) && (want.Overlay == nil || *want.Overlay == *got.Overlay)
 	if call.HostMNT != ahead.HostMNT || call.Wall.HostMountNS != ahead.HostMNT || call.UserNS != ahead.UserNS ||
-		want.Mount != got.Mount || want.PidMax != got.PidMax || !sameUser {
+		want.Mount != got.Mount || want.PidMax != got.PidMax || !sameUser || !sameOverlay || !slices.Equal(want.Homes, got.Homes) ||
+		want.Caps != got.Caps {
 		return errors.New("the call's plan is not the one this helper was started ahead for")
 	}
 	return nil
@@ -257,7 +342,7 @@ func raise(p *helperPlan, pre *root) error {
 			return err
 		}
 	}
-	if L.Caps {
+	if L.Caps && !boundingDropped {
 		if err := dropBounding(); err != nil {
 			return err
 		}
@@ -314,6 +399,10 @@ type root struct {
 	// vault is the vault's path when it is an overlay (mounted at
 	// overlayStage): its writable zones are bound from there.
 	vault string
+	// lower is the folder below an overlay mounted ahead (prepareAhead).
+	lower *unix.Stat_t
+	// homes are the homes made (makeHomes); nil for none yet.
+	homes []string
 }
 
 const (
@@ -392,19 +481,25 @@ func (r *root) prepare() error {
 // folders, the vault and its zones, everything made read-only, and the
 // pivot into the new root.
 func finishRoot(r *root, w *Wall, userNS bool) error {
-	for _, h := range append(w.Hide, w.Home) {
-		if h == "" {
-			continue
-		}
-		if err := r.mkdirOwn(newRoot + h); err != nil {
-			return fmt.Errorf("home %s: %w", h, err)
-		}
-		if err := r.tmpfsAt(newRoot+h, fmt.Sprintf("mode=0700,uid=%d,gid=%d", r.uid, r.gid)); err != nil {
+	if homes := homesOf(w); r.homes == nil {
+		if err := r.makeHomes(homes); err != nil {
 			return err
 		}
+	} else if !slices.Equal(r.homes, homes) {
+		return errors.New("homes were made ahead for another wall")
 	}
-	if w.Overlay != nil {
-		if err := mountOverlay(w, userNS); err != nil {
+	switch {
+	case r.lower != nil:
+		// Mounted ahead, for this vault and layer (agrees): still over
+		// the folder at the vault's path?
+		if w.Overlay == nil || w.Overlay.Memory == nil || w.Vault != r.vault {
+			return errors.New("an overlay was mounted ahead for another wall")
+		}
+		if err := sameFolder(oldRoot+w.Vault, r.lower); err != nil {
+			return err
+		}
+	case w.Overlay != nil:
+		if _, err := mountOverlay(w, userNS); err != nil {
 			return fmt.Errorf("the vault %s as an overlay: %w", w.Vault, err)
 		}
 		r.vault = w.Vault
@@ -436,6 +531,32 @@ func finishRoot(r *root, w *Wall, userNS bool) error {
 		return fmt.Errorf("detaching the old root: %w", err)
 	}
 	return unix.Chdir("/")
+}
+
+// homesOf are the folders of w that get a fresh, empty tmpfs of the
+// user's: the call's home, and the host's homes it hides.
+func homesOf(w *Wall) []string {
+	var homes []string
+	for _, h := range append(slices.Clip(w.Hide), w.Home) {
+		if h != "" {
+			homes = append(homes, h)
+		}
+	}
+	return homes
+}
+
+// makeHomes covers each of homes with a fresh tmpfs of the user's.
+func (r *root) makeHomes(homes []string) error {
+	for _, h := range homes {
+		if err := r.mkdirOwn(newRoot + h); err != nil {
+			return fmt.Errorf("home %s: %w", h, err)
+		}
+		if err := r.tmpfsAt(newRoot+h, fmt.Sprintf("mode=0700,uid=%d,gid=%d", r.uid, r.gid)); err != nil {
+			return err
+		}
+	}
+	r.homes = append([]string{}, homes...)
+	return nil
 }
 
 // tmpfsAt mounts a fresh tmpfs at dst (a path in the new root, made by the
@@ -750,7 +871,7 @@ func setLimits(w *Wall) error {
 	// RLIMIT_NPROC counts per real uid (per user namespace): it bounds the
 	// call only with a uid of its own (run_as) or in a user namespace.
 	// Root in the host's namespace is never held by it: pid_max is.
-	if w.RunAs != nil || os.Getuid() != 0 || inUserNS() {
+	if w.RunAs != nil || os.Getuid() != 0 || inUserNSOnce() {
 		set = append(set, struct {
 			res int
 			v   uint64
@@ -766,6 +887,17 @@ func setLimits(w *Wall) error {
 	}
 	return nil
 }
+
+// boundingDropped: a helper started ahead emptied the bounding set before
+// its call came (aheadPlan.Caps).
+var boundingDropped bool
+
+// inUserNSOnce and lastCapOnce read /proc once a helper: a helper started
+// ahead reads them before its call comes (prepareAhead).
+var (
+	inUserNSOnce = sync.OnceValue(inUserNS)
+	lastCapOnce  = sync.OnceValue(lastCap)
+)
 
 func inUserNS() bool {
 	b, err := os.ReadFile("/proc/self/uid_map")
@@ -791,7 +923,7 @@ func lastCap() int {
 func dropBounding() error {
 	// Read the last capability once: it was read per bit, 41 opens of
 	// /proc on every walled call.
-	last := lastCap()
+	last := lastCapOnce()
 	for c := 0; c <= last; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)

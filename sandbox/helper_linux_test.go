@@ -140,6 +140,7 @@ var planShapes = map[int]string{
 	2: "b1c03e9dd380f504", // Wall.Overlay, Layers.Overlay
 	3: "fc0acddba6f9d6be", // Overlay.Memory, Layers.MemoryLayer
 	4: "749750fdb40da993", // Ahead: a helper started ahead of its call
+	5: "208cd77cff43b30a", // aheadPlan.Overlay, Homes, Caps: the overlay, homes and bounding set made ahead
 }
 
 // TestPlanShapeIsVersioned: a change to what the plan holds must come with

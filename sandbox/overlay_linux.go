@@ -165,38 +165,61 @@ const overlayStage = "/overlay"
 // Each is opened without following any link and handed to overlayfs as
 // /proc/self/fd/N, so the layers are exactly the folders the server
 // checked, and no comma or colon in a path can be read as an option.
-func mountOverlay(w *Wall, userNS bool) error {
+// It returns the lower folder's stat.
+func mountOverlay(w *Wall, userNS bool) (*unix.Stat_t, error) {
 	lower, err := openNoFollow(oldRoot + w.Vault)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", oldRoot+w.Vault, err)
+		return nil, fmt.Errorf("open %s: %w", oldRoot+w.Vault, err)
 	}
 	defer unix.Close(lower)
+	var st unix.Stat_t
+	if err := unix.Fstat(lower, &st); err != nil {
+		return nil, fmt.Errorf("the vault: %w", err)
+	}
 	var upper, work int
 	if w.Overlay.Memory != nil {
 		if upper, work, err = memoryLayer(w, lower, userNS); err != nil {
-			return fmt.Errorf("the in-memory layer: %w", err)
+			return nil, fmt.Errorf("the in-memory layer: %w", err)
 		}
 	} else {
 		if upper, err = openNoFollow(oldRoot + w.Overlay.Upper); err != nil {
-			return fmt.Errorf("open %s: %w", oldRoot+w.Overlay.Upper, err)
+			return nil, fmt.Errorf("open %s: %w", oldRoot+w.Overlay.Upper, err)
 		}
 		if work, err = openNoFollow(oldRoot + w.Overlay.Work); err != nil {
 			unix.Close(upper)
-			return fmt.Errorf("open %s: %w", oldRoot+w.Overlay.Work, err)
+			return nil, fmt.Errorf("open %s: %w", oldRoot+w.Overlay.Work, err)
 		}
 	}
 	defer unix.Close(upper)
 	defer unix.Close(work)
 	mnt, err := overlayMount(lower, upper, work, newRoot+"/proc", userNS)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unix.Close(mnt)
 	if err := unix.Mkdir(overlayStage, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	if err := unix.MoveMount(mnt, "", unix.AT_FDCWD, overlayStage, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("move_mount %s: %w", overlayStage, err)
+		return nil, fmt.Errorf("move_mount %s: %w", overlayStage, err)
+	}
+	return &st, nil
+}
+
+// sameFolder checks that the folder at p (no link followed) is the one
+// whose stat was taken: the overlay mounted ahead is over it.
+func sameFolder(p string, was *unix.Stat_t) error {
+	fd, err := openNoFollow(p)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("the vault: %w", err)
+	}
+	if st.Dev != was.Dev || st.Ino != was.Ino {
+		return errStaleAhead
 	}
 	return nil
 }

@@ -3,12 +3,14 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -120,9 +122,9 @@ func Run(ctx context.Context, r Request) (Result, error) {
 		// Inside the new root the home is a tmpfs of the wall's own, under
 		// the wall's own /tmp: nothing of it is on the host, so nothing is
 		// made there (a folder made and removed cost 0.1-0.3 ms a call).
-		var b [8]byte
-		rand.Read(b[:])
-		home = "/tmp/vaultgate-home-" + hex.EncodeToString(b[:])
+		// Each call's is fresh and its own; its name is the process's, so
+		// that a helper started ahead makes it before its call comes.
+		home = wallHome()
 	case home == "":
 		home, err = os.MkdirTemp("", "vaultgate-home-")
 		if err != nil {
@@ -133,6 +135,13 @@ func Run(ctx context.Context, r Request) (Result, error) {
 		defer os.RemoveAll(home)
 	}
 	var wall *Wall
+	var mounts *mountRead
+	if r.Ahead && r.Wall != nil && r.contain == containAuto {
+		// A helper started ahead serves the call only if the server's
+		// mount table is still the one it copied (takeSpare): read it
+		// now, beside the wall's building, not after it.
+		mounts = readMounts()
+	}
 	if r.Wall != nil {
 		if wall, err = buildWallFor(r.Wall, home); err != nil {
 			return Result{}, err
@@ -147,6 +156,7 @@ func Run(ctx context.Context, r Request) (Result, error) {
 		max:     r.MaxOutput,
 		secrets: r.Secrets,
 		ahead:   r.Ahead,
+		mounts:  mounts,
 		contain: r.contain,
 	}
 	if c.timeout == 0 {
@@ -181,6 +191,13 @@ func (r *Request) check() error {
 	return nil
 }
 
+// wallHome is the name of the home inside the wall, one per process.
+var wallHome = sync.OnceValue(func() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "/tmp/vaultgate-home-" + hex.EncodeToString(b[:])
+})
+
 // buildWallFor builds the call's wall and resolves its user.
 func buildWallFor(cfg *WallConfig, home string) (*Wall, error) {
 	w, err := BuildWall(cfg, home)
@@ -210,7 +227,22 @@ type call struct {
 	max     int
 	secrets []Secret
 	ahead   bool
+	mounts  *mountRead // the server's mount table, being read; nil unread
 	contain containMode
+}
+
+// mountRead is the server's mount table (its sha256), read in the
+// background.
+type mountRead struct {
+	done chan struct{}
+	sum  [sha256.Size]byte
+	err  error
+}
+
+// table waits for the reading.
+func (m *mountRead) table() ([sha256.Size]byte, error) {
+	<-m.done
+	return m.sum, m.err
 }
 
 // containMode chooses how a call's processes are contained.

@@ -127,10 +127,14 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 		return exitRefused
 	}
 	if c, req, ok := execJudge(exe, args); ok {
-		stop := make(chan os.Signal, 1)
-		signal.Notify(stop, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		go func() { <-stop; c.Close() }() // the judge stops the command
-		a, err := judgesock.AskExec(c, req)
+		// Exec interrupted closes the connection, and the judge stops the
+		// command: set up once the command is handed over, off its path
+		// (a signal before then ends this process, which closes it too).
+		a, err := judgesock.AskExecSent(c, req, func() {
+			stop := make(chan os.Signal, 1)
+			signal.Notify(stop, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			go func() { <-stop; c.Close() }()
+		})
 		if err != nil {
 			fmt.Fprintf(stderr, "vaultgate exec: %v\n", err)
 			return exitRefused

@@ -39,22 +39,49 @@ func Dial(path string) (*os.File, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("judgesock: %s is served by uid %d, not this user", path, cred.Uid)
 	}
-	// The rest is bounded by the hook's budget, each read and write (the
-	// file is blocking, so a deadline on it would not hold).
-	tv = unix.NsecToTimeval(Budget.Nanoseconds())
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	// The rest is bounded by deadlines on the file (Ask: the hook's
+	// budget; AskExec: the hand-over, then the command's own timeout,
+	// which the judge keeps). Non-blocking, so that they hold, and so that
+	// a Close from another goroutine (exec interrupted) ends a read under
+	// way and tells the judge at once: on a blocking file the close waited
+	// for the read. (The socket's own timeouts, the hook's budget on each
+	// read, ended every command that ran past it: exec read its answer
+	// under them too.)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// control runs fn on f's descriptor without taking it out of the poller
+// (f.Fd would make it blocking, and its deadlines would no longer hold).
+func control(f *os.File, fn func(fd int) error) error {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := raw.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
 }
 
 // PeerPID is the pid of the process at the other end of the connection f.
 func PeerPID(f *os.File) (int, error) {
-	cred, err := unix.GetsockoptUcred(int(f.Fd()), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err != nil {
-		return 0, err
-	}
-	return int(cred.Pid), nil
+	pid := 0
+	err := control(f, func(fd int) error {
+		cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if err == nil {
+			pid = int(cred.Pid)
+		}
+		return err
+	})
+	return pid, err
 }
 
 // CloseWrite ends what f sends: the judge reads the input to EOF.
-func CloseWrite(f *os.File) error { return unix.Shutdown(int(f.Fd()), unix.SHUT_WR) }
+func CloseWrite(f *os.File) error {
+	return control(f, func(fd int) error { return unix.Shutdown(fd, unix.SHUT_WR) })
+}

@@ -1,7 +1,9 @@
 package judgesock
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -9,8 +11,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vaultgate/vaultgate/config"
+	"golang.org/x/sys/unix"
 )
 
 func TestDefaultAgentIsConfigs(t *testing.T) {
@@ -159,4 +163,82 @@ func TestConfigKeyIsConfigs(t *testing.T) {
 	if err != nil || abs != cfg.File || digest != cfg.Digest {
 		t.Errorf("ConfigKey: %s %s %v; config.Load: %s %s", abs, digest, err, cfg.File, cfg.Digest)
 	}
+}
+
+// TestAskExecInterrupted: exec's command runs as long as its own timeout
+// allows (no budget of the hook's on the answer), and a Close of the
+// connection while exec waits (exec interrupted) ends the wait at once
+// and tells the judge, which stops the command.
+func TestAskExecInterrupted(t *testing.T) {
+	if !Supported {
+		t.Skip("no judge is reached on " + runtime.GOOS)
+	}
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	judged := make(chan Request, 1)
+	hungUp := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		line, _ := bufio.NewReader(c).ReadBytes('\n')
+		var req Request
+		json.Unmarshal(line, &req) // a request it can't read fails the test below
+		judged <- req
+		// The command runs until exec goes away.
+		_, err = c.Read(make([]byte, 1))
+		hungUp <- err
+	}()
+	c, err := Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv, err := unix.GetsockoptTimeval(fdOf(t, c), unix.SOL_SOCKET, unix.SO_RCVTIMEO)
+	if err != nil || rcv.Sec != 0 || rcv.Usec != 0 {
+		t.Errorf("the connection's reads time out after %v (%v): a command that runs longer would fail", rcv, err)
+	}
+	call := ExecCall{CallID: "id", Cwd: "/v", Command: "sleep 60", Environ: []string{"A=\xff"}}
+	done := make(chan error, 1)
+	go func() {
+		_, err := AskExecSent(c, Request{Config: "/c.toml", Run: &call}, func() {
+			if req := <-judged; req.Run == nil || req.Run.Command != call.Command || req.Run.Environ[0] != "A=\uFFFD" {
+				t.Errorf("the judge read %+v", req.Run)
+			}
+			c.Close()
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("an interrupted exec got an answer")
+		}
+	case <-time.After(30 * time.Second): // a safety net, not a measure
+		t.Fatal("a Close did not end exec's wait for its answer")
+	}
+	select {
+	case err := <-hungUp:
+		if err != io.EOF {
+			t.Errorf("the judge read %v, want EOF", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the judge was not told")
+	}
+}
+
+// fdOf is f's descriptor, without taking it out of the poller.
+func fdOf(t *testing.T, f *os.File) int {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := -1
+	raw.Control(func(d uintptr) { fd = int(d) })
+	return fd
 }
