@@ -20,8 +20,9 @@ type NameIndex struct {
 	tables map[*zones.Table]*coveredNames
 }
 
-// WatchNames starts the index of vault for tables; it reads the vault in
-// the background, and the first call to need it waits for that.
+// WatchNames makes the index of vault for tables. It reads nothing until
+// Start, or the first call that needs it (which then waits for the
+// reading).
 func WatchNames(vault string, tables []*zones.Table) *NameIndex {
 	x := &NameIndex{tables: map[*zones.Table]*coveredNames{}}
 	var ls []watch.Listener
@@ -38,7 +39,7 @@ func WatchNames(vault string, tables []*zones.Table) *NameIndex {
 	// other folder is, a covered one too, since a pattern may hide a path
 	// inside a read-only control folder, or another table's patterns
 	// may not cover it.
-	x.tree = watch.Open(vault, zones.HoldsCopies, ls...)
+	x.tree = watch.New(vault, zones.HoldsCopies, ls...)
 	return x
 }
 
@@ -65,6 +66,9 @@ func (x *NameIndex) Covered(t *zones.Table) ([]string, error) {
 	return out, err
 }
 
+// Start begins the index's reading of the vault in the background.
+func (x *NameIndex) Start() { x.tree.Start() }
+
 // Status says whether the index is exact, and why not.
 func (x *NameIndex) Status() watch.Status { return x.tree.Status() }
 
@@ -90,7 +94,7 @@ func (c *coveredNames) Seen(rel string, dir bool) {
 			return
 		}
 	}
-	c.found[rel] = readable
+	c.found[strings.Clone(rel)] = readable // rel is the tree's, for the call
 }
 
 // Gone forgets rel and what was recorded inside it.

@@ -214,6 +214,9 @@ func (g *Gate) Call(ctx context.Context, c Caller, tool string, raw any, steps S
 	if c.Policy != nil {
 		lang = c.Policy.Lang
 	}
+	if x := g.vault.Names; x != nil {
+		x.Start() // the index's reading begins with the first call (watchNames)
+	}
 	args, argsOK := raw.(map[string]any)
 	if raw == nil {
 		args, argsOK = map[string]any{}, true

@@ -183,10 +183,13 @@ func open(cfg *config.Config, recorded, recover bool) (*Gate, error) {
 	return g, nil
 }
 
-// watchNames starts the index of the names the wall covers, for the
-// zone tables of every agent whose bash is walled, so that a walled call
-// costs what it changes rather than a walk of the vault. It reads the
-// vault in the background: the start-up does not wait for it.
+// watchNames opens the index of the names the wall covers, for the zone
+// tables of every agent whose bash is walled, so that a walled call costs
+// what it changes rather than a walk of the vault. Its reading of the
+// vault, in the background, begins at the gate's first call or a second
+// after it opened, whichever comes first: a server's first answers
+// (initialize, the list of tools) come before it, since on 2 cores a
+// reading of a big vault beside them made them half again as slow.
 func (g *Gate) watchNames() {
 	var tables []*zones.Table
 	for _, p := range g.cfg.Agents {
@@ -200,6 +203,7 @@ func (g *Gate) watchNames() {
 	x := sandbox.WatchNames(g.cfg.Vault, tables)
 	g.vault.Names = x
 	g.closers = append(g.closers, x.Close)
+	time.AfterFunc(time.Second, x.Start) // after Close, a Start does nothing
 }
 
 // checkOverlay tells a person at start-up when the state folder can't

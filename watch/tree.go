@@ -9,7 +9,9 @@ import (
 // it. Its methods are called with the tree's lock held, one at a time,
 // and read back under it (Tree.Sync's read), so a listener needs no lock
 // of its own. rel is vault-relative, slash-separated and spelled as the
-// disk spells it.
+// disk spells it, and valid only during the call: a listener that keeps
+// it keeps a copy (strings.Clone), so that reading a big vault makes no
+// string for each of its files.
 type Listener interface {
 	// Seen is told of a name found or made, once or more: a folder before
 	// what is in it.

@@ -34,6 +34,7 @@ type Tree struct {
 	skip      func(name string) bool
 	listeners []Listener
 	ready     chan struct{}
+	begin     sync.Once
 	closing   atomic.Bool // Close was called: a reading stops
 
 	mu        sync.Mutex
@@ -50,27 +51,41 @@ type Tree struct {
 	rebuilds  int
 	buf       []byte
 	dents     []byte // a folder's entries, as read
+	pathBuf   []byte // a path told to the listeners (childView)
 }
 
-// Open watches the vault at root and reads it in the background; a Sync
-// before that reading has ended waits for it. skip names folders not to
-// look inside (their name is still told): what a listener needs nothing
-// of below, such as .git. Open never fails: a tree that can't watch says
-// why from Sync and Status, and its callers walk.
+// New makes the tree of the vault at root, which reads nothing until
+// Start (or the first Sync). skip names folders not to look inside (their
+// name is still told): what a listener needs nothing of below, such as
+// .git. A tree never fails to be made: one that can't watch says why from
+// Sync and Status, and its callers walk.
+func New(root string, skip func(name string) bool, listeners ...Listener) *Tree {
+	return &Tree{root: root, skip: skip, listeners: listeners, ready: make(chan struct{}), ino: -1, rootFd: -1, buf: make([]byte, 64<<10), dents: make([]byte, 64<<10)}
+}
+
+// Open is New, started.
 func Open(root string, skip func(name string) bool, listeners ...Listener) *Tree {
-	t := &Tree{root: root, skip: skip, listeners: listeners, ready: make(chan struct{}), ino: -1, rootFd: -1, buf: make([]byte, 64<<10), dents: make([]byte, 64<<10)}
-	go func() {
-		defer close(t.ready)
-		// The first reading is read at the lowest CPU priority, on a
-		// thread of its own that ends with it, so that a server's start
-		// and its first answers don't wait on a big vault being read.
-		runtime.LockOSThread()
-		unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		t.start()
-	}()
+	t := New(root, skip, listeners...)
+	t.Start()
 	return t
+}
+
+// Start begins the first reading of the vault, in the background, once;
+// a Sync before it has ended waits for it.
+func (t *Tree) Start() {
+	t.begin.Do(func() {
+		go func() {
+			defer close(t.ready)
+			// Read at the lowest CPU priority, on a thread of its own
+			// that ends with it, so that the calls it runs beside are
+			// not slowed by a big vault being read.
+			runtime.LockOSThread()
+			unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.start()
+		}()
+	})
 }
 
 // start opens what the tree reads from and reads the whole vault.
@@ -118,6 +133,7 @@ func (t *Tree) rebuild() {
 // with the listeners up to date and the lock still held. Where the tree
 // can't be exact it returns an *InexactError and read is not called.
 func (t *Tree) Sync(read func()) error {
+	t.Start()
 	<-t.ready
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -171,6 +187,7 @@ func (t *Tree) Status() Status {
 // after it says the tree is closed.
 func (t *Tree) Close() error {
 	t.closing.Store(true)
+	t.Start() // a reading that sees closing stops at once
 	<-t.ready
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -441,9 +458,9 @@ func (t *Tree) scan(rel string, parent *folder) {
 			}
 			switch {
 			case typ != unix.DT_DIR:
-				t.tell(childOf(rel, name), false)
+				t.tell(t.childView(rel, name), false)
 			case t.skip != nil && t.skip(name):
-				t.tell(childOf(rel, name), true)
+				t.tell(t.childView(rel, name), true)
 			default:
 				folders = append(folders, strings.Clone(name))
 			}
@@ -461,13 +478,16 @@ func (t *Tree) scan(rel string, parent *folder) {
 	}
 }
 
-// childOf is join(rel, name) as a string of its own: name may be a view
-// of the tree's buffer.
-func childOf(rel, name string) string {
-	if rel == "." {
-		return strings.Clone(name)
+// childView is join(rel, name) spelled in the tree's own buffer: valid
+// until the next, which is all a listener is promised (Listener), so that
+// a reading makes no string for a file no listener keeps.
+func (t *Tree) childView(rel, name string) string {
+	t.pathBuf = t.pathBuf[:0]
+	if rel != "." {
+		t.pathBuf = append(append(t.pathBuf, rel...), '/')
 	}
-	return rel + "/" + name
+	t.pathBuf = append(t.pathBuf, name...)
+	return unsafe.String(unsafe.SliceData(t.pathBuf), len(t.pathBuf))
 }
 
 // Offsets in a linux_dirent64: d_ino, d_off (8 bytes each), d_reclen (2),

@@ -19,6 +19,7 @@ import (
 type names struct{ seen map[string]bool }
 
 func (n *names) Seen(rel string, dir bool) {
+	rel = strings.Clone(rel) // the tree's, for the call
 	if dir {
 		rel += "/"
 	}
