@@ -267,10 +267,29 @@ func auditTail(o *auditOpts, args []string) int {
 	p := &callPrinter{w: stdout, json: o.json, raw: o.raw, colour: o.colour == "always" ||
 		(o.colour == "auto" && stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "")}
 
+	if code, done := noCallsYet(&o.src, path, o.follow); done {
+		return code
+	}
 	if o.lines {
 		return tailLines(o, p, path, f)
 	}
 	return tailCalls(o, p, path, f)
+}
+
+// noCallsYet answers for a vault that has no audit log yet: its config
+// names the log its first call makes, so there is nothing to show and
+// nothing wrong (exit 0), which it says on stderr. A log --audit names
+// that is not there is a mistake, and tail -f waits for the first line:
+// for those it does not answer.
+func noCallsYet(s *logSource, path string, follow bool) (int, bool) {
+	if s.file != "" || follow {
+		return 0, false
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		return 0, false
+	}
+	fmt.Fprintf(stderr, "vaultgate: no calls yet: the audit log is made at the first call (%s)\n", visible.Line.Escape(path))
+	return exitOK, true
 }
 
 // tailCalls prints the latest calls, joined (audit.Joiner), and with -f
@@ -615,6 +634,9 @@ func auditStats(o *auditOpts, args []string) int {
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
+	if _, done := noCallsYet(&o.src, path, false); done {
+		path = os.DevNull // an empty log: every count zero
+	}
 	s, err := audit.SummariseFile(path, f)
 	var lineErr *audit.LineError
 	if err != nil && !errors.As(err, &lineErr) {
@@ -717,6 +739,9 @@ func auditVerify(o *auditOpts, args []string) int {
 	path, err := o.src.path()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
+	}
+	if code, done := noCallsYet(&o.src, path, false); done {
+		return code
 	}
 	rep, err := audit.Verify(path)
 	if err != nil {

@@ -421,3 +421,23 @@ func readRecords(path string) ([]audit.Record, error) {
 	err := audit.Read(path, func(r audit.Record) error { recs = append(recs, r); return nil })
 	return recs, err
 }
+
+// TestAuditBeforeTheFirstCall: a vault whose log its first call has not
+// made yet has no calls, which is not a mistake: tail, stats and verify
+// say so and exit 0; a log --audit names that is not there is one.
+func TestAuditBeforeTheFirstCall(t *testing.T) {
+	_, cfg, auditPath := sampleVault(t)
+	for _, sub := range []string{"tail", "stats", "verify"} {
+		_, errOut, code := runCLI(t, "audit", sub, "--config", cfg)
+		if code != exitOK || !strings.Contains(errOut, "no calls yet") {
+			t.Errorf("audit %s before the first call: exit %d, %q", sub, code, errOut)
+		}
+		if _, errOut, code := runCLI(t, "audit", sub, "--audit", auditPath); code != exitUsage || !strings.Contains(errOut, "does not exist") {
+			t.Errorf("audit %s --audit of a missing file: exit %d, %q", sub, code, errOut)
+		}
+	}
+	out, _, _ := runCLI(t, "audit", "stats", "--config", cfg, "--json")
+	if !strings.Contains(out, `"calls": 0`) {
+		t.Errorf("stats --json before the first call: %s", out)
+	}
+}

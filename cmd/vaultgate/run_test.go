@@ -542,7 +542,7 @@ func TestWallRunEnds(t *testing.T) {
 			s := newRunSetup(t, runTable)
 			cmd := exec.Command(bin, "run", "--config", s.cfg, "--", probe, "sleep")
 			cmd.Env = launcherEnv()
-			var errb bytes.Buffer
+			var errb lockedBuffer // read while run may still write to it
 			cmd.Stderr = &errb
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -791,4 +791,23 @@ func TestConnectReportsAttempts(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) {
 		t.Errorf("a PreToolUse whose report fails is not refused: %q %d", out, code)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that a process's output may be copied
+// into while a test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
