@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/vaultgate/vaultgate/internal/jsonstr"
 )
 
 // A line's body is appended field by field, in the order below, with
@@ -159,58 +160,10 @@ func (e *lineEncoder) value(k string, v any) error {
 	return nil
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendJSONString appends s as a quoted JSON string, escaped as slog's
-// JSON handler escapes: quote and backslash, \n \r \t, other control
-// bytes as \u00XX, a byte that is not UTF-8 as \ufffd, and U+2028 and
-// U+2029; HTML characters as they are.
-func appendJSONString(buf []byte, s string) []byte {
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			buf = append(buf, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				buf = append(buf, '\\', b)
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\u202`...)
-			buf = append(buf, hexDigits[c&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
-}
+// JSON handler escapes it: the lines before this encoder were written so,
+// and their hashes are of those bytes.
+func appendJSONString(buf []byte, s string) []byte { return jsonstr.Append(buf, s, jsonstr.AsSlog) }
 
 // finishLine closes a body from encodeBody with the chain fields and a newline.
 func finishLine(body []byte, seq int64, prev string) []byte {

@@ -3,7 +3,8 @@ package judgesock
 import (
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/vaultgate/vaultgate/internal/jsonstr"
 )
 
 // The request is written by a process that starts for it (the hook, exec),
@@ -92,56 +93,5 @@ func (c *ExecCall) appendJSON(b []byte) []byte {
 }
 
 // appendString appends s as a JSON string, escaped as encoding/json
-// escapes it: the HTML characters, U+2028 and U+2029 as \u escapes, and
-// each byte of invalid UTF-8 as U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// escapes it, so that the request is what json.Marshal would write.
+func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s, jsonstr.AsMarshal) }
