@@ -95,12 +95,13 @@ func TestLeanBinaries(t *testing.T) {
 }
 
 // TestHookLinksNothingButItsSocket: vaultgate-hook, which Claude Code
-// starts for every tool call, links the standard library, x/sys and
-// judgesock, nothing else, and no cgo: a static binary, with no dynamic
-// loader to run before main.
+// starts for every tool call, links the standard library, x/sys,
+// judgesock and the JSON string writer it shares with the audit log
+// (jsonstr, which imports only the standard library), nothing else, and
+// no cgo: a static binary, with no dynamic loader to run before main.
 func TestHookLinksNothingButItsSocket(t *testing.T) {
 	const pkg = "../vaultgate-hook"
-	allowed := []string{"golang.org/x/sys/unix", "github.com/vaultgate/vaultgate/internal/judgesock", "github.com/vaultgate/vaultgate/cmd/vaultgate-hook"}
+	allowed := []string{"golang.org/x/sys/unix", "github.com/vaultgate/vaultgate/internal/judgesock", "github.com/vaultgate/vaultgate/internal/jsonstr", "github.com/vaultgate/vaultgate/cmd/vaultgate-hook"}
 	for _, line := range deps(t, pkg, "{{.ImportPath}} {{.Standard}} {{len .CgoFiles}}") {
 		f := strings.Fields(line)
 		if len(f) != 3 {
