@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"runtime"
@@ -149,26 +150,19 @@ func (t *Tree) Sync(read func()) error {
 	if t.broken != "" {
 		return &InexactError{Reason: t.broken}
 	}
-	for _, rel := range slices.Sorted(keysOf(t.unread)) {
+	for _, rel := range slices.Sorted(maps.Keys(t.unread)) {
 		if t.unread[rel] { // a folder read meanwhile takes its subfolders off
 			delete(t.unread, rel)
 			t.found(rel)
 		}
 	}
+	if t.broken != "" { // reading a folder that opened at last can fail too
+		return &InexactError{Reason: t.broken}
+	}
 	if read != nil {
 		read()
 	}
 	return nil
-}
-
-func keysOf(m map[string]bool) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Status says what the tree knows of itself, without waiting.
@@ -279,13 +273,20 @@ func (t *Tree) event(wd int32, mask uint32, name string) {
 // folder not known yet.
 func (t *Tree) found(rel string) {
 	fd, err := t.openBeneath(rel, unix.O_PATH|unix.O_NOFOLLOW)
-	if err != nil {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		return // gone again, or beneath a link: its own event follows
 	}
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		t.unread[rel] = true // as a folder that can't be read: tried at each Sync
+		return
+	}
 	var st unix.Stat_t
-	err = unix.Fstat(fd, &st)
-	unix.Close(fd)
+	if err == nil {
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+	}
 	if err != nil {
+		t.broken = fmt.Sprintf("%s: %v", t.shown(rel), err) // its names would go unknown
 		return
 	}
 	dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
@@ -369,17 +370,26 @@ func (t *Tree) tell(rel string, dir bool) {
 func (t *Tree) scan(rel string, parent *folder) {
 	fd, err := t.openBeneath(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 	if err != nil {
-		if rel == "." {
+		switch {
+		case rel == ".":
 			t.broken = fmt.Sprintf("the vault's folder can't be read: %v", err)
-		} else if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
 			t.tell(rel, true)
 			t.unread[rel] = true // tried again at each Sync
+		case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP):
+			// Gone, or no longer a folder (a link now): the event that
+			// says so is queued.
+		default:
+			// Anything else (out of descriptors, an I/O error) would
+			// leave its names unknown: not exact.
+			t.broken = fmt.Sprintf("%s can't be read: %v", t.shown(rel), err)
 		}
 		return
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
+		t.broken = fmt.Sprintf("%s: %v", t.shown(rel), err)
 		return
 	}
 	if !t.local[st.Dev] {
@@ -431,7 +441,11 @@ func (t *Tree) scan(rel string, parent *folder) {
 		if err == unix.EINTR {
 			continue
 		}
-		if err != nil || n <= 0 {
+		if err != nil {
+			t.broken = fmt.Sprintf("%s can't be listed: %v", t.shown(rel), err)
+			return
+		}
+		if n <= 0 {
 			break
 		}
 		for off := 0; off+direntName < n; {

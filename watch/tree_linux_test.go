@@ -3,6 +3,7 @@ package watch
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -80,7 +81,7 @@ func openTree(t *testing.T, root string) (*Tree, *names) {
 func known(t *testing.T, tr *Tree, n *names) []string {
 	t.Helper()
 	var out []string
-	if err := tr.Sync(func() { out = slices.Sorted(keysOf(n.seen)) }); err != nil {
+	if err := tr.Sync(func() { out = slices.Sorted(maps.Keys(n.seen)) }); err != nil {
 		t.Fatal(err)
 	}
 	return out
