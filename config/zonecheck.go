@@ -103,10 +103,14 @@ func (c *Config) MissingZones() []MissingZone {
 	for _, name := range names {
 		p := c.Agents[name]
 		for _, z := range p.zoneSpecs {
-			if z.path.IsRoot() || seen[z.path.String()+"\x00"+z.mode.String()] {
+			// Per agent: an agent's zones replace the top level's, so the
+			// same entry may be marked expected-later in one table and not
+			// in another, or narrow one table and not another.
+			key := name + "\x00" + z.path.String() + "\x00" + z.mode.String()
+			if z.path.IsRoot() || seen[key] {
 				continue
 			}
-			seen[z.path.String()+"\x00"+z.mode.String()] = true
+			seen[key] = true
 			full := z.path.Abs(c.Vault)
 			if full == c.AuditPath || full == c.StateDir || full == c.File {
 				continue

@@ -179,7 +179,7 @@ func defaultConfigPath(vault, reg string) (string, error) {
 	if reg != "" {
 		if l, err := config.Lookup(reg, vault); err == nil && l != nil {
 			if _, err := os.Stat(l.Config); err == nil {
-				return l.Config, nil
+				return l.Config, keptAsListed(l, vault)
 			}
 		}
 	}
@@ -195,6 +195,24 @@ func defaultConfigPath(vault, reg string) (string, error) {
 		return p, nil
 	}
 	return filepath.Join(base, "vaultgate", stateFolderName(vault)+".toml"), nil
+}
+
+// keptAsListed refuses to keep, and so to list again, a config inside its
+// vault whose bytes are no longer those init listed: an agent may have
+// written it, and a second init must not approve that by hashing it anew.
+// The person names it with --config once they have read it.
+func keptAsListed(l *config.Listed, vault string) error {
+	if !inside(vault, l.Config) {
+		return nil
+	}
+	data, err := os.ReadFile(l.Config)
+	if err != nil {
+		return err
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != l.SHA256 {
+		return fmt.Errorf("%s lies inside the vault and changed since init listed it; read it, then run vaultgate init --config %s %s to list it as it is now", l.Config, shellQuote(l.Config), shellQuote(vault))
+	}
+	return nil
 }
 
 // listVault lists the vault's config in the list of vaults at reg

@@ -89,3 +89,29 @@ func TestInitRunSection(t *testing.T) {
 		t.Errorf("init --dry-run does not show [run]:\n%s", out)
 	}
 }
+
+// TestInitDoesNotApproveAnEditedConfig: a config inside its vault, changed
+// since init listed it (an agent may have written it), is not kept and
+// listed anew by a second init: the person must name it with --config.
+func TestInitDoesNotApproveAnEditedConfig(t *testing.T) {
+	vault, _, _ := sampleVault(t)
+	inVault := filepath.Join(vault, "vaultgate.toml")
+	if _, errOut, code := runCLI(t, "init", "--config", inVault, vault); code != exitOK {
+		t.Fatalf("init --config: exit %d: %s", code, errOut)
+	}
+	reg, err := config.RegistryPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, _ := os.ReadFile(reg)
+	f, _ := os.OpenFile(inVault, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("\n# an agent's edit\n")
+	f.Close()
+	_, errOut, code := runCLI(t, "init", vault)
+	if code == exitOK || !strings.Contains(errOut, "changed since init listed it") {
+		t.Errorf("a second init over an edited config: exit %d: %s", code, errOut)
+	}
+	if now, _ := os.ReadFile(reg); string(now) != string(listed) {
+		t.Errorf("the list of vaults changed:\n%s\nwas\n%s", now, listed)
+	}
+}

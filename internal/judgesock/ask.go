@@ -16,7 +16,11 @@ import (
 // is an error, which denies.
 func Ask(c *os.File, req Request, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(Budget))
+	// Unbounded, the hook would outlive Claude Code's timeout, which lets
+	// the call through: no deadline, no asking.
+	if err := c.SetDeadline(time.Now().Add(Budget)); err != nil {
+		return 0, fmt.Errorf("asking the judge: %w", err)
+	}
 	w := bufio.NewWriterSize(c, 64<<10)
 	w.Write(append(req.appendJSON(make([]byte, 0, 4<<10)), '\n'))
 	n, err := io.Copy(w, io.LimitReader(stdin, MaxInput+1))
@@ -60,7 +64,9 @@ func AskExec(c *os.File, req Request) (Answer, error) { return AskExecSent(c, re
 // (exec's signal handling) is then off the command's path.
 func AskExecSent(c *os.File, req Request, sent func()) (Answer, error) {
 	defer c.Close()
-	c.SetWriteDeadline(time.Now().Add(Budget))
+	if err := c.SetWriteDeadline(time.Now().Add(Budget)); err != nil {
+		return Answer{}, fmt.Errorf("handing the command to the judge: %w", err)
+	}
 	if _, err := c.Write(append(req.appendJSON(make([]byte, 0, 4<<10)), '\n')); err != nil {
 		return Answer{}, fmt.Errorf("handing the command to the judge: %w", err)
 	}
