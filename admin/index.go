@@ -224,7 +224,7 @@ func deriveCall(c *audit.Call) parsed {
 	// the rest, or when a restore failed part way.
 	changed := map[string]bool{}
 	subtree := false
-	took := s.decision == decAllow && !s.after && (!s.failed || personsAct(r.Via))
+	took := s.decision == decAllow && !s.after && (!s.failed || r.Via.Person())
 	note := func(op, path string) {
 		if op == "delete" {
 			s.look |= LookDelete
@@ -285,10 +285,6 @@ func deriveCall(c *audit.Call) parsed {
 	p.text = text.Bytes()
 	return p
 }
-
-// personsAct reports whether a call came from the person (undo, at the
-// command line or in the panel), not an agent.
-func personsAct(v audit.Via) bool { return v == audit.ViaCLI || v == audit.ViaPanel }
 
 // argText adds the path-like arguments, nested ones too (the hook logs
 // Claude Code's tool_input as it came).

@@ -40,3 +40,7 @@ const (
 	// temporary names a stopped process of its own left in the vault.
 	ViaStartUp Via = "start-up"
 )
+
+// Person reports whether a line is the person's own act (an undo, at the
+// command line or in the panel), not an agent's call.
+func (v Via) Person() bool { return v == ViaCLI || v == ViaPanel }

@@ -262,7 +262,7 @@ func SelectCalls(store *history.Store, scope vaultid.Scope, session string, sinc
 // personsUndo reports whether an entry is of an undo the person made: it
 // names the calls it undoes, or came from where only the person acts.
 func personsUndo(e history.Entry) bool {
-	return e.Undoes != "" || e.Via == string(ViaCLI) || e.Via == string(ViaPanel)
+	return e.Undoes != "" || audit.Via(e.Via).Person()
 }
 
 // personActs are the person's acts on the vault (undo), as the gate plans

@@ -101,13 +101,15 @@ func refuseBuiltin(in io.Reader, out io.Writer, lang, serverName, sock, tokenFil
 		fmt.Fprintf(stderr, "vaultgate connect %s: %v\n", agentrun.HookArg, err)
 		return 2
 	}
-	var reported error
-	if attempts := call.Attempts(); len(attempts) > 0 && sock != "" {
-		reported = agentrun.Report(sock, tokenFile, attempts)
+	report := func() error {
+		if attempts := call.Attempts(); len(attempts) > 0 && sock != "" {
+			return agentrun.Report(sock, tokenFile, attempts)
+		}
+		return nil
 	}
 	if call.Event == "PostToolBatch" {
-		if reported != nil {
-			fmt.Fprintf(stderr, "vaultgate connect %s: the refused calls are not in the audit log: %v\n", agentrun.HookArg, reported)
+		if err := report(); err != nil {
+			fmt.Fprintf(stderr, "vaultgate connect %s: the refused calls are not in the audit log: %v\n", agentrun.HookArg, err)
 			return 1
 		}
 		return exitOK
@@ -120,13 +122,15 @@ func refuseBuiltin(in io.Reader, out io.Writer, lang, serverName, sock, tokenFil
 	if err != nil {
 		l = say.English
 	}
+	// The refusal is written before the report, which may wait on the
+	// run's socket: a hook that Claude Code times out must have refused.
 	reason := say.RunBuiltinRefused{Tool: call.ToolName, Instead: instead, Server: serverName}.Text(l)
-	if reported != nil {
-		// Refused all the same; the person learns why no line shows it.
-		fmt.Fprintf(stderr, "vaultgate connect %s: the refused call is not in the audit log: %v\n", agentrun.HookArg, reported)
-	}
 	json.NewEncoder(out).Encode(map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason,
 	}})
+	if err := report(); err != nil {
+		// Refused all the same; the person learns why no line shows it.
+		fmt.Fprintf(stderr, "vaultgate connect %s: the refused call is not in the audit log: %v\n", agentrun.HookArg, err)
+	}
 	return exitOK
 }
